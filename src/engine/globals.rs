@@ -1,0 +1,105 @@
+//! The bindings the executor installs in every context: `console` (§7.3), `final_answer` (§5.4),
+//! and the hooks the rewritten program calls (`__smol_guard`, `__smol_output`).
+//!
+//! Each is a native function over the engine's [`RunState`], installed as a non-writable,
+//! non-configurable, non-enumerable global and frozen (§5.2 "harden or equivalent"), so user code
+//! can neither replace nor re-wire them; the counters live in Rust, out of the sandbox's reach.
+
+use std::rc::Rc;
+
+use rquickjs::function::{Opt, Rest};
+use rquickjs::object::Property;
+use rquickjs::{qjs, Ctx, Exception, Function, Object, Result, Value as JsValue};
+
+use super::convert::to_value;
+use super::inspect;
+use super::state::{RunState, Stop};
+use crate::options::LogLevel;
+use crate::program::{GUARD_FUNCTION, OUTPUT_FUNCTION};
+use crate::value::Value;
+
+/// The name user code calls to finish (§5.4).
+pub const FINAL_ANSWER: &str = "final_answer";
+
+/// Installs every binding in `ctx`'s global object.
+pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
+    let freeze: Function = ctx.globals().get::<_, Object>("Object")?.get("freeze")?;
+    let define = |name: &str, value: JsValue<'js>| -> Result<()> {
+        freeze.call::<_, JsValue>((value.clone(),))?;
+        ctx.globals().prop(name, Property::from(value))
+    };
+
+    let guard_state = Rc::clone(state);
+    let guard = Function::new(ctx.clone(), move |ctx: Ctx<'js>| -> Result<()> {
+        let count = guard_state.operations.get() + 1;
+        guard_state.operations.set(count);
+        if count > guard_state.max_operations.get() {
+            guard_state.stop_with(Stop::MaxOperations);
+        }
+        match guard_state.stop.get() {
+            Some(_) => Err(throw_stop(&ctx)),
+            None => Ok(()),
+        }
+    })?
+    .with_name(GUARD_FUNCTION)?;
+    define(GUARD_FUNCTION, guard.into_value())?;
+
+    let output_state = Rc::clone(state);
+    let output = Function::new(ctx.clone(), move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
+        if output_state.stop.get().is_some() {
+            return Err(throw_stop(&ctx));
+        }
+        let copied = value.0.map_or(Value::Undefined, |value| to_value(&ctx, &value));
+        *output_state.output.borrow_mut() = copied;
+        Ok(())
+    })?
+    .with_name(OUTPUT_FUNCTION)?;
+    define(OUTPUT_FUNCTION, output.into_value())?;
+
+    let answer_state = Rc::clone(state);
+    let final_answer = Function::new(ctx.clone(), move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
+        if answer_state.stop.get().is_none() {
+            let copied = value.0.map_or(Value::Undefined, |value| to_value(&ctx, &value));
+            *answer_state.final_answer.borrow_mut() = Some(copied);
+            answer_state.stop_with(Stop::FinalAnswer);
+        }
+        Err(throw_stop(&ctx))
+    })?
+    .with_name(FINAL_ANSWER)?;
+    define(FINAL_ANSWER, final_answer.into_value())?;
+
+    let console = Object::new(ctx.clone())?;
+    for level in LogLevel::ALL {
+        let log_state = Rc::clone(state);
+        let method = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<JsValue<'js>>| -> Result<()> {
+            if log_state.stop.get().is_some() {
+                return Err(throw_stop(&ctx));
+            }
+            if log_state.logs.borrow().collects(level) {
+                let message = inspect::format_log_args(&ctx, &args.0);
+                log_state.logs.borrow_mut().push(level, &message);
+            }
+            Ok(())
+        })?
+        .with_name(level.as_str())?;
+        freeze.call::<_, JsValue>((method.clone(),))?;
+        console.prop(level.as_str(), Property::from(method).enumerable())?;
+    }
+    define("console", console.into_value())
+}
+
+/// Throws an error that no `catch` or `finally` in user code can intercept (quickjs-ng's
+/// uncatchable flag, the same mechanism as its interrupt handler), so the run ends as the
+/// engine decided: `final_answer` cannot be swallowed and a guard overflow cannot be caught.
+fn throw_stop(ctx: &Ctx<'_>) -> rquickjs::Error {
+    match Exception::from_message(ctx.clone(), "execution stopped") {
+        Ok(error) => {
+            let value = error.into_value();
+            // SAFETY: `value` is a live Error object of this context; the call only sets a flag
+            // on it.
+            unsafe { qjs::JS_SetUncatchableError(ctx.as_raw().as_ptr(), value.as_raw()) };
+            ctx.throw(value)
+        }
+        Err(error) => error,
+    }
+}

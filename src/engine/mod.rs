@@ -1,0 +1,180 @@
+//! The engine: one QuickJS runtime + context per executor, owned by a thread of its own
+//! (DESIGN.md "What we are building"). Sandbox code never runs on Node's thread; a run is a
+//! message to this thread, answered on a oneshot channel. The engine knows nothing of napi.
+
+mod console;
+mod convert;
+mod failure;
+mod globals;
+pub mod inspect;
+mod state;
+mod worker;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use tokio::sync::oneshot;
+
+use crate::diagnostic::{Diagnostic, Location};
+use crate::options::{LogLevel, Options};
+use crate::value::Value;
+
+pub use console::TRUNCATION_MARKER;
+
+/// What the engine thread is built with.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub memory_limit_bytes: usize,
+    pub max_stack_bytes: usize,
+}
+
+impl From<&Options> for EngineConfig {
+    fn from(options: &Options) -> Self {
+        Self {
+            memory_limit_bytes: options.memory_limit_bytes,
+            max_stack_bytes: options.max_stack_bytes,
+        }
+    }
+}
+
+/// One run: the code and the limits it runs under.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub code: String,
+    pub max_operations: u64,
+    pub timeout_ms: u64,
+    pub log_levels: Vec<LogLevel>,
+    pub max_log_bytes: usize,
+}
+
+impl RunRequest {
+    /// A request for `code` under `options`' limits.
+    pub fn new(code: String, options: &Options) -> Self {
+        Self {
+            code,
+            max_operations: options.max_operations,
+            timeout_ms: options.timeout_ms,
+            log_levels: options.collect_console_levels.clone(),
+            max_log_bytes: options.max_log_bytes,
+        }
+    }
+}
+
+/// A run that finished (§3.1 `CodeOutput` minus the logs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    pub output: Value,
+    pub is_final_answer: bool,
+}
+
+/// The answer to a run: its outcome, its logs (always, §9.5), and whether the context can still
+/// be trusted (§7.6).
+#[derive(Debug)]
+pub struct RunReport {
+    pub result: Result<Completion, EngineError>,
+    pub logs: String,
+    pub dirty: bool,
+}
+
+/// What can go wrong in the engine.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    /// The code did not pass validation; nothing ran.
+    #[error("code validation failed")]
+    Invalid(Vec<Diagnostic>),
+    /// User code threw (or awaited something that can never settle).
+    #[error("{message}")]
+    Runtime {
+        message: String,
+        location: Option<Location>,
+        source_line: Option<String>,
+    },
+    /// The loop guard counted past the limit (§6.3).
+    #[error("max operations exceeded ({limit})")]
+    MaxOperations { limit: u64 },
+    /// The run passed `timeoutMs`.
+    #[error("execution timed out after {timeout_ms}ms")]
+    Timeout { timeout_ms: u64 },
+    /// The runtime or context could not be created.
+    #[error("{0}")]
+    Start(String),
+    /// The engine thread is gone (shut down, or it never started).
+    #[error("the engine thread has stopped")]
+    Stopped,
+}
+
+enum Command {
+    Run(RunRequest, oneshot::Sender<RunReport>),
+    Shutdown,
+}
+
+/// The handle to an engine thread. Dropping it stops the thread without waiting for it.
+pub struct Engine {
+    commands: mpsc::Sender<Command>,
+    shutdown: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Engine {
+    /// Spawns the engine thread. The receiver answers once the runtime and context exist.
+    pub fn start(
+        config: EngineConfig,
+    ) -> Result<(Engine, oneshot::Receiver<Result<(), EngineError>>), EngineError> {
+        let (commands, inbox) = mpsc::channel();
+        let (ready, ready_rx) = oneshot::channel();
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let thread_shutdown = Arc::clone(&shutdown);
+        // The thread's own stack must stay well above QuickJS's limit (TOOLCHAIN-NOTES), and
+        // also carries oxc's recursive descent over deeply nested user code.
+        let stack_size = config.max_stack_bytes.saturating_add(8 * 1024 * 1024);
+        let thread = std::thread::Builder::new()
+            .name("ses-executor".into())
+            .stack_size(stack_size)
+            .spawn(move || worker::main(config, inbox, ready, thread_shutdown))
+            .map_err(|error| EngineError::Start(format!("cannot spawn the engine thread: {error}")))?;
+        Ok((
+            Engine {
+                commands,
+                shutdown,
+                thread: Some(thread),
+            },
+            ready_rx,
+        ))
+    }
+
+    /// Queues a run on the engine thread. If the thread is gone, the receiver reports a closed
+    /// channel.
+    pub fn run(&self, request: RunRequest) -> oneshot::Receiver<RunReport> {
+        let (reply, receiver) = oneshot::channel();
+        // A send error drops `reply`, which is exactly the "thread is gone" signal.
+        let _ = self.commands.send(Command::Run(request, reply));
+        receiver
+    }
+
+    /// Asks the thread to stop (interrupting any user code still running) and hands back the
+    /// thread so the caller can join it off Node's thread.
+    pub fn stop(mut self) -> Option<JoinHandle<()>> {
+        self.signal_stop();
+        self.thread.take()
+    }
+
+    fn signal_stop(&self) {
+        self.shutdown.store(true, Ordering::Relaxed);
+        let _ = self.commands.send(Command::Shutdown);
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Garbage-collected without cleanup(): stop the thread, but never block the caller
+        // (Node's thread) on a join.
+        if self.thread.is_some() {
+            self.signal_stop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

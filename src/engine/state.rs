@@ -1,0 +1,94 @@
+//! What one run shares between the engine thread's run loop and the native functions it installs
+//! in the sandbox (guard, output, `final_answer`, console). Lives on the engine thread only.
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::console::LogBuffer;
+use crate::options::LogLevel;
+use crate::value::Value;
+
+/// Why user code must stop running. Once set, every guard, console and output call throws an
+/// uncatchable error and QuickJS's interrupt handler stops whatever else runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// `final_answer()` was called (§5.4).
+    FinalAnswer,
+    /// The loop guard counted past `maxOperations` (§6.3).
+    MaxOperations,
+    /// The run passed its deadline (`timeoutMs`).
+    Timeout,
+    /// The executor is being torn down.
+    Shutdown,
+}
+
+/// Per-run state.
+#[derive(Debug)]
+pub struct RunState {
+    pub operations: Cell<u64>,
+    pub max_operations: Cell<u64>,
+    pub deadline: Cell<Option<Instant>>,
+    pub stop: Cell<Option<Stop>>,
+    pub output: RefCell<Value>,
+    pub final_answer: RefCell<Option<Value>>,
+    pub logs: RefCell<LogBuffer>,
+    /// Set from other threads when the executor is dropped or cleaned up.
+    pub shutdown: Arc<AtomicBool>,
+}
+
+impl RunState {
+    /// State between runs.
+    pub fn new(shutdown: Arc<AtomicBool>) -> Self {
+        Self {
+            operations: Cell::new(0),
+            max_operations: Cell::new(u64::MAX),
+            deadline: Cell::new(None),
+            stop: Cell::new(None),
+            output: RefCell::new(Value::Undefined),
+            final_answer: RefCell::new(None),
+            logs: RefCell::new(LogBuffer::new(LogLevel::ALL.to_vec(), 0)),
+            shutdown,
+        }
+    }
+
+    /// Resets everything for a new run.
+    pub fn begin(&self, max_operations: u64, deadline: Instant, logs: LogBuffer) {
+        self.operations.set(0);
+        self.max_operations.set(max_operations);
+        self.deadline.set(Some(deadline));
+        self.stop.set(None);
+        *self.output.borrow_mut() = Value::Undefined;
+        *self.final_answer.borrow_mut() = None;
+        *self.logs.borrow_mut() = logs;
+    }
+
+    /// Clears the deadline once the run is over, so nothing is interrupted between runs.
+    pub fn end(&self) {
+        self.deadline.set(None);
+    }
+
+    /// Records the first reason to stop; later ones do not replace it.
+    pub fn stop_with(&self, reason: Stop) {
+        if self.stop.get().is_none() {
+            self.stop.set(Some(reason));
+        }
+    }
+
+    /// QuickJS's interrupt handler: polled every few thousand operations, it ends user code
+    /// that must stop, including code no guard counts (recursion, regexes, swallowed signals).
+    pub fn should_interrupt(&self) -> bool {
+        if self.shutdown.load(Ordering::Relaxed) {
+            self.stop_with(Stop::Shutdown);
+        }
+        if self
+            .deadline
+            .get()
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
+            self.stop_with(Stop::Timeout);
+        }
+        self.stop.get().is_some()
+    }
+}

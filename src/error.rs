@@ -1,0 +1,199 @@
+//! The executor's error model (§8): one error type that every layer's failure is mapped to once,
+//! carrying the spec's code, severity and retryability.
+
+use serde_json::{Map, Value as Json};
+
+/// The error codes of §3.1, each with the severity, retryability and message template of §8.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    InvalidState,
+    SesInitFailed,
+    ValidationFailed,
+    ImportNotAllowed,
+    MaxOpsExceeded,
+    ExecTimeout,
+    RuntimeException,
+    ToolProxyFail,
+    CleanupFailed,
+}
+
+/// §8.2's severity column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorSeverity {
+    Fatal,
+    Error,
+    Warn,
+}
+
+impl ErrorSeverity {
+    /// The spelling of §3.1 (`"FATAL" | "ERROR" | "WARN"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fatal => "FATAL",
+            Self::Error => "ERROR",
+            Self::Warn => "WARN",
+        }
+    }
+}
+
+impl ErrorCode {
+    /// The code's name as JS callers compare it (`error.code === "ERR_EXEC_TIMEOUT"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidState => "ERR_INVALID_STATE",
+            Self::SesInitFailed => "ERR_SES_INIT_FAILED",
+            Self::ValidationFailed => "ERR_VALIDATION_FAILED",
+            Self::ImportNotAllowed => "ERR_IMPORT_NOT_ALLOWED",
+            Self::MaxOpsExceeded => "ERR_MAX_OPS_EXCEEDED",
+            Self::ExecTimeout => "ERR_EXEC_TIMEOUT",
+            Self::RuntimeException => "ERR_RUNTIME_EXCEPTION",
+            Self::ToolProxyFail => "ERR_TOOL_PROXY_FAIL",
+            Self::CleanupFailed => "ERR_CLEANUP_FAILED",
+        }
+    }
+
+    /// §8.2's severity column.
+    pub fn severity(self) -> ErrorSeverity {
+        match self {
+            Self::SesInitFailed => ErrorSeverity::Fatal,
+            Self::CleanupFailed => ErrorSeverity::Warn,
+            _ => ErrorSeverity::Error,
+        }
+    }
+
+    /// §8.2's retryable column. The two "Depends" rows (tool and runtime failures) are reported
+    /// as retryable: the model can rewrite the code or call the tool differently, and the
+    /// executor stays `READY` (§7.6).
+    pub fn retryable(self) -> bool {
+        match self {
+            Self::InvalidState | Self::SesInitFailed | Self::CleanupFailed => false,
+            Self::ValidationFailed
+            | Self::ImportNotAllowed
+            | Self::MaxOpsExceeded
+            | Self::ExecTimeout
+            | Self::RuntimeException
+            | Self::ToolProxyFail => true,
+        }
+    }
+}
+
+/// A failure as the caller sees it (§8.1): the napi layer turns it into a JS `ExecutorError`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ExecutorError {
+    pub code: ErrorCode,
+    pub message: String,
+    /// Structured context (`diagnostics`, `line`, `column`, `state`, …); empty when there is none.
+    pub details: Map<String, Json>,
+    /// The run's logs up to the failure, for errors raised while user code ran (§9.5).
+    pub logs: Option<String>,
+}
+
+impl ExecutorError {
+    /// An error whose message is §8.2's template for `code` filled with `cause`.
+    pub fn new(code: ErrorCode, cause: impl std::fmt::Display) -> Self {
+        let message = match code {
+            ErrorCode::SesInitFailed => format!("SES init failed: {cause}"),
+            ErrorCode::InvalidState => format!("Invalid executor state: {cause}"),
+            ErrorCode::ValidationFailed => format!("Code validation failed{cause}"),
+            ErrorCode::ImportNotAllowed => format!("Import not allowed: {cause}"),
+            ErrorCode::MaxOpsExceeded => format!("Max operations exceeded ({cause})"),
+            ErrorCode::ExecTimeout => format!("Execution timed out after {cause}ms"),
+            ErrorCode::ToolProxyFail => format!("Tool execution failed: {cause}"),
+            ErrorCode::RuntimeException => format!("Runtime exception: {cause}"),
+            ErrorCode::CleanupFailed => format!("Cleanup failed: {cause}"),
+        };
+        Self {
+            code,
+            message,
+            details: Map::new(),
+            logs: None,
+        }
+    }
+
+    /// `ERR_INVALID_STATE` naming the state the call was refused in.
+    pub fn invalid_state(state: impl std::fmt::Display, method: &str) -> Self {
+        let state = state.to_string();
+        let mut error = Self::new(
+            ErrorCode::InvalidState,
+            format!("{state} (cannot call {method}() in this state)"),
+        );
+        error.details.insert("state".into(), Json::String(state));
+        error
+            .details
+            .insert("method".into(), Json::String(method.into()));
+        error
+    }
+
+    /// Adds one entry to `details`.
+    pub fn with_detail(mut self, key: &str, value: impl Into<Json>) -> Self {
+        self.details.insert(key.into(), value.into());
+        self
+    }
+
+    /// Attaches the run's logs.
+    pub fn with_logs(mut self, logs: String) -> Self {
+        self.logs = Some(logs);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [ErrorCode; 9] = [
+        ErrorCode::InvalidState,
+        ErrorCode::SesInitFailed,
+        ErrorCode::ValidationFailed,
+        ErrorCode::ImportNotAllowed,
+        ErrorCode::MaxOpsExceeded,
+        ErrorCode::ExecTimeout,
+        ErrorCode::RuntimeException,
+        ErrorCode::ToolProxyFail,
+        ErrorCode::CleanupFailed,
+    ];
+
+    #[test]
+    fn severities_follow_section_8_2() {
+        let fatal: Vec<_> = ALL
+            .iter()
+            .filter(|c| c.severity() == ErrorSeverity::Fatal)
+            .collect();
+        let warn: Vec<_> = ALL
+            .iter()
+            .filter(|c| c.severity() == ErrorSeverity::Warn)
+            .collect();
+        assert_eq!(fatal, [&ErrorCode::SesInitFailed]);
+        assert_eq!(warn, [&ErrorCode::CleanupFailed]);
+    }
+
+    #[test]
+    fn messages_follow_section_8_2_templates() {
+        assert_eq!(
+            ExecutorError::new(ErrorCode::MaxOpsExceeded, 1000).message,
+            "Max operations exceeded (1000)"
+        );
+        assert_eq!(
+            ExecutorError::new(ErrorCode::ExecTimeout, 50).message,
+            "Execution timed out after 50ms"
+        );
+        assert_eq!(
+            ExecutorError::invalid_state("DEAD", "run").message,
+            "Invalid executor state: DEAD (cannot call run() in this state)"
+        );
+    }
+
+    #[test]
+    fn only_lifecycle_failures_are_not_retryable() {
+        let not_retryable: Vec<_> = ALL.iter().filter(|c| !c.retryable()).collect();
+        assert_eq!(
+            not_retryable,
+            [
+                &ErrorCode::InvalidState,
+                &ErrorCode::SesInitFailed,
+                &ErrorCode::CleanupFailed
+            ]
+        );
+    }
+}

@@ -1,0 +1,150 @@
+//! The state machine of §4.2, row by row, over a real engine thread.
+
+use super::*;
+
+fn executor() -> Executor {
+    Executor::new(Options::default())
+}
+
+fn code_of(result: Result<impl std::fmt::Debug, ExecutorError>) -> ErrorCode {
+    result.expect_err("expected an error").code
+}
+
+#[tokio::test]
+async fn new_init_is_ready_and_init_on_ready_is_a_no_op() {
+    let executor = executor();
+    assert_eq!(executor.state(), ExecutorState::New);
+    let init = executor.init();
+    assert_eq!(executor.state(), ExecutorState::Initializing);
+    init.await.unwrap();
+    assert_eq!(executor.state(), ExecutorState::Ready);
+    executor.init().await.unwrap();
+    assert_eq!(executor.state(), ExecutorState::Ready);
+}
+
+#[tokio::test]
+async fn init_while_initializing_is_an_invalid_state() {
+    let executor = executor();
+    let first = executor.init();
+    let error = executor.init().await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidState);
+    assert_eq!(error.details["state"], "INITIALIZING");
+    first.await.unwrap();
+}
+
+#[tokio::test]
+async fn run_moves_ready_to_running_and_back() {
+    let executor = executor();
+    executor.init().await.unwrap();
+    let run = executor.run("1 + 1".into());
+    assert_eq!(executor.state(), ExecutorState::Running);
+    let output = run.await.unwrap();
+    assert_eq!(output.output, Value::Number(2.0));
+    assert_eq!(executor.state(), ExecutorState::Ready);
+}
+
+#[tokio::test]
+async fn a_failed_run_returns_to_ready() {
+    let executor = executor();
+    executor.init().await.unwrap();
+    let error = executor.run("throw new Error('x')".into()).await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::RuntimeException);
+    assert_eq!(executor.state(), ExecutorState::Ready);
+}
+
+#[tokio::test]
+async fn a_second_concurrent_run_is_refused_in_reject_mode() {
+    let executor = executor();
+    executor.init().await.unwrap();
+    let first = executor.run("let s = 0; for (let i = 0; i < 1000; i++) s += i; s".into());
+    assert_eq!(code_of(executor.run("1".into()).await), ErrorCode::InvalidState);
+    assert_eq!(first.await.unwrap().output, Value::Number(499_500.0));
+}
+
+#[tokio::test]
+async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
+    let executor = Executor::new(Options {
+        timeout_ms: 50,
+        max_operations: u64::MAX,
+        ..Options::default()
+    });
+    executor.init().await.unwrap();
+    let error = executor.run("while (true) {}".into()).await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::ExecTimeout);
+    assert_eq!(executor.state(), ExecutorState::Dirty);
+    assert_eq!(code_of(executor.run("1".into()).await), ErrorCode::InvalidState);
+    executor.cleanup().await.unwrap();
+    assert_eq!(executor.state(), ExecutorState::Dead);
+    executor.init().await.unwrap();
+    let output = executor.run("final_answer('ok')".into()).await.unwrap();
+    assert!(output.is_final_answer);
+    assert_eq!(output.output, Value::String("ok".into()));
+}
+
+#[tokio::test]
+async fn cleanup_from_ready_is_dead_and_repeated_cleanup_is_a_no_op() {
+    let executor = executor();
+    executor.init().await.unwrap();
+    executor.cleanup().await.unwrap();
+    assert_eq!(executor.state(), ExecutorState::Dead);
+    executor.cleanup().await.unwrap();
+    assert_eq!(executor.state(), ExecutorState::Dead);
+}
+
+#[tokio::test]
+async fn dead_init_rebuilds_from_nothing() {
+    let executor = executor();
+    executor.init().await.unwrap();
+    executor.run("var kept = 41".into()).await.unwrap();
+    executor.cleanup().await.unwrap();
+    executor.init().await.unwrap();
+    let output = executor.run("typeof kept".into()).await.unwrap();
+    assert_eq!(output.output, Value::String("undefined".into()));
+}
+
+#[tokio::test]
+async fn calls_in_the_wrong_state_name_the_state() {
+    let executor = executor();
+    let error = executor.run("1".into()).await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidState);
+    assert_eq!(error.message, "Invalid executor state: NEW (cannot call run() in this state)");
+    assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
+
+    executor.init().await.unwrap();
+    let running = executor.run("1".into());
+    assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
+    assert_eq!(code_of(executor.init().await), ErrorCode::InvalidState);
+    running.await.unwrap();
+
+    executor.cleanup().await.unwrap();
+    let error = executor.run("1".into()).await.unwrap_err();
+    assert_eq!(error.details["state"], "DEAD");
+}
+
+#[tokio::test]
+async fn init_failure_leaves_the_executor_dead() {
+    // A heap too small to hold the context makes context creation fail (§4.2 INITIALIZING → DEAD).
+    let executor = Executor::new(Options {
+        memory_limit_bytes: 1024,
+        ..Options::default()
+    });
+    let error = executor.init().await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::SesInitFailed);
+    assert_eq!(executor.state(), ExecutorState::Dead);
+    executor.cleanup().await.unwrap();
+}
+
+#[tokio::test]
+async fn validation_failure_lists_each_error_with_its_position() {
+    let executor = executor();
+    executor.init().await.unwrap();
+    let error = executor.run("let a = 1;\nlet b = ;".into()).await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::ValidationFailed);
+    assert!(
+        error.message.starts_with("Code validation failed:\n2:9 syntax_valid: "),
+        "{}",
+        error.message
+    );
+    assert_eq!(error.details["diagnostics"][0]["rule"], "syntax_valid");
+    assert_eq!(executor.state(), ExecutorState::Ready);
+}

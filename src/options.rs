@@ -1,0 +1,342 @@
+//! `ExecutorOptions` (§3.1, §3.3, DESIGN.md "Defaults beyond the spec"): what the caller passed,
+//! checked once into the values every layer uses.
+
+use crate::diagnostic::{Diagnostic, DiagnosticSeverity};
+
+/// Below this log budget `log_budget_too_small` reports an INFO (§3.3, Appendix B).
+pub const RECOMMENDED_MIN_LOG_BYTES: f64 = 1024.0;
+
+/// The console levels of §7.3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Log,
+    Info,
+    Warn,
+    Error,
+}
+
+impl LogLevel {
+    /// All four levels, in the order `console` exposes them.
+    pub const ALL: [LogLevel; 4] = [Self::Log, Self::Info, Self::Warn, Self::Error];
+
+    /// The method name (`"log"`, …), which is also the level's name in `LogEntry`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Log => "log",
+            Self::Info => "info",
+            Self::Warn => "warn",
+            Self::Error => "error",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|level| level.as_str() == name)
+    }
+}
+
+/// §2.3's concurrency policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunConcurrency {
+    Reject,
+    Queue,
+}
+
+/// The options exactly as the caller gave them: numbers stay `f64` so that `NaN`, `-1` or `1.5`
+/// reach the rules that report them (`max_operations_valid`, `timeout_valid`) instead of being
+/// lost in a conversion.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawOptions {
+    pub max_operations: Option<f64>,
+    pub timeout_ms: Option<f64>,
+    pub run_concurrency: Option<String>,
+    pub max_queued_runs: Option<f64>,
+    pub authorized_imports: Option<Vec<String>>,
+    pub max_log_bytes: Option<f64>,
+    pub collect_console_levels: Option<Vec<String>>,
+    pub memory_limit_bytes: Option<f64>,
+    pub max_stack_bytes: Option<f64>,
+}
+
+/// Checked options with the defaults of §3.3 filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    pub max_operations: u64,
+    pub timeout_ms: u64,
+    pub run_concurrency: RunConcurrency,
+    pub max_queued_runs: usize,
+    pub authorized_imports: Vec<String>,
+    pub max_log_bytes: usize,
+    pub collect_console_levels: Vec<LogLevel>,
+    pub memory_limit_bytes: usize,
+    pub max_stack_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            max_operations: 50_000,
+            timeout_ms: 10_000,
+            run_concurrency: RunConcurrency::Reject,
+            max_queued_runs: 0,
+            authorized_imports: Vec::new(),
+            max_log_bytes: 262_144,
+            collect_console_levels: LogLevel::ALL.to_vec(),
+            memory_limit_bytes: 256 * 1024 * 1024,
+            max_stack_bytes: 1024 * 1024,
+        }
+    }
+}
+
+/// The largest integer a JS number holds exactly; larger option values are refused rather than
+/// silently rounded.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// Checks one integer option: `Ok(None)` when absent, `Err` with the rule's diagnostic when it is
+/// not an integer in `min..=MAX_SAFE_INTEGER`.
+fn integer(
+    value: Option<f64>,
+    name: &str,
+    min: f64,
+    rule: &'static str,
+) -> Result<Option<u64>, Diagnostic> {
+    let Some(value) = value else { return Ok(None) };
+    if value.is_finite() && value.fract() == 0.0 && (min..=MAX_SAFE_INTEGER).contains(&value) {
+        // The range check above makes the conversion exact.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        return Ok(Some(value as u64));
+    }
+    Err(Diagnostic::error(
+        rule,
+        format!(
+            "{name} must be an integer >= {min}, got {}",
+            js_number(value)
+        ),
+    )
+    .with_fix(format!("Pass {name} as a whole number of at least {min}.")))
+}
+
+/// Formats a number the way JS prints it in messages (`NaN`, `Infinity`, `1.5`, `3`).
+fn js_number(value: f64) -> String {
+    if value.is_nan() {
+        "NaN".into()
+    } else if value.is_infinite() {
+        if value > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else {
+        value.to_string()
+    }
+}
+
+impl Options {
+    /// Checks `raw` and fills in defaults. Every problem is reported, not just the first; the
+    /// non-blocking ones (INFO/WARNING) come back with the options.
+    pub fn resolve(raw: &RawOptions) -> Result<(Options, Vec<Diagnostic>), Vec<Diagnostic>> {
+        let mut options = Options::default();
+        let mut diagnostics = Vec::new();
+        let mut record =
+            |result: Result<Option<u64>, Diagnostic>, slot: &mut dyn FnMut(u64)| match result {
+                Ok(Some(value)) => slot(value),
+                Ok(None) => {}
+                Err(diagnostic) => diagnostics.push(diagnostic),
+            };
+        record(
+            integer(
+                raw.max_operations,
+                "maxOperations",
+                1.0,
+                "max_operations_valid",
+            ),
+            &mut |v| options.max_operations = v,
+        );
+        record(
+            integer(raw.timeout_ms, "timeoutMs", 1.0, "timeout_valid"),
+            &mut |v| options.timeout_ms = v,
+        );
+        record(
+            integer(raw.max_queued_runs, "maxQueuedRuns", 0.0, "options_valid"),
+            &mut |v| options.max_queued_runs = saturating_usize(v),
+        );
+        record(
+            integer(raw.max_log_bytes, "maxLogBytes", 0.0, "options_valid"),
+            &mut |v| options.max_log_bytes = saturating_usize(v),
+        );
+        record(
+            integer(
+                raw.memory_limit_bytes,
+                "memoryLimitBytes",
+                1024.0 * 1024.0,
+                "options_valid",
+            ),
+            &mut |v| options.memory_limit_bytes = saturating_usize(v),
+        );
+        record(
+            integer(
+                raw.max_stack_bytes,
+                "maxStackBytes",
+                16.0 * 1024.0,
+                "options_valid",
+            ),
+            &mut |v| options.max_stack_bytes = saturating_usize(v),
+        );
+
+        if let Some(policy) = &raw.run_concurrency {
+            match policy.as_str() {
+                "reject" => options.run_concurrency = RunConcurrency::Reject,
+                "queue" => options.run_concurrency = RunConcurrency::Queue,
+                other => diagnostics.push(
+                    Diagnostic::error(
+                        "options_valid",
+                        format!("runConcurrency must be \"reject\" or \"queue\", got {other:?}"),
+                    )
+                    .with_fix("Use runConcurrency: \"reject\" or \"queue\"."),
+                ),
+            }
+        }
+        if let Some(imports) = &raw.authorized_imports {
+            if imports.iter().any(|name| name.trim().is_empty()) {
+                diagnostics.push(
+                    Diagnostic::error(
+                        "options_valid",
+                        "authorizedImports must hold non-empty module names",
+                    )
+                    .with_fix("Remove the empty entries from authorizedImports."),
+                );
+            }
+            options.authorized_imports = imports.clone();
+        }
+        if let Some(levels) = &raw.collect_console_levels {
+            let mut parsed = Vec::new();
+            for name in levels {
+                match LogLevel::parse(name) {
+                    Some(level) if !parsed.contains(&level) => parsed.push(level),
+                    Some(_) => {}
+                    None => diagnostics.push(
+                        Diagnostic::error(
+                            "options_valid",
+                            format!(
+                                "collectConsoleLevels holds {name:?}; allowed: log, info, warn, error"
+                            ),
+                        )
+                        .with_fix("Use only \"log\", \"info\", \"warn\" and \"error\"."),
+                    ),
+                }
+            }
+            options.collect_console_levels = parsed;
+        }
+        if let Some(bytes) = raw.max_log_bytes {
+            if bytes < RECOMMENDED_MIN_LOG_BYTES && bytes >= 0.0 {
+                diagnostics.push(
+                    Diagnostic::error(
+                        "log_budget_too_small",
+                        format!(
+                            "maxLogBytes is {}, below the recommended minimum of 1024; logs will be truncated early",
+                            js_number(bytes)
+                        ),
+                    )
+                    .with_severity(DiagnosticSeverity::Info)
+                    .with_fix("Raise maxLogBytes to at least 1024."),
+                );
+            }
+        }
+
+        if diagnostics.iter().any(Diagnostic::is_error) {
+            Err(diagnostics)
+        } else {
+            Ok((options, diagnostics))
+        }
+    }
+}
+
+fn saturating_usize(value: u64) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(raw: RawOptions) -> Vec<&'static str> {
+        match Options::resolve(&raw) {
+            Ok((_, diagnostics)) | Err(diagnostics) => diagnostics.iter().map(|d| d.rule).collect(),
+        }
+    }
+
+    #[test]
+    fn defaults_follow_section_3_3() {
+        let (options, diagnostics) = Options::resolve(&RawOptions::default()).unwrap();
+        assert!(diagnostics.is_empty());
+        assert_eq!(options.max_operations, 50_000);
+        assert_eq!(options.timeout_ms, 10_000);
+        assert_eq!(options.run_concurrency, RunConcurrency::Reject);
+        assert_eq!(options.max_queued_runs, 0);
+        assert_eq!(options.max_log_bytes, 262_144);
+        assert_eq!(options.collect_console_levels, LogLevel::ALL.to_vec());
+        assert_eq!(options.memory_limit_bytes, 256 * 1024 * 1024);
+        assert_eq!(options.max_stack_bytes, 1024 * 1024);
+    }
+
+    #[test]
+    fn max_operations_valid_rejects_zero_negative_fractional_nan_and_infinity() {
+        for bad in [0.0, -1.0, 1.5, f64::NAN, f64::INFINITY] {
+            let raw = RawOptions {
+                max_operations: Some(bad),
+                ..RawOptions::default()
+            };
+            assert_eq!(rules(raw), ["max_operations_valid"], "value {bad}");
+        }
+    }
+
+    #[test]
+    fn timeout_valid_rejects_zero_and_nan() {
+        for bad in [0.0, f64::NAN] {
+            let raw = RawOptions {
+                timeout_ms: Some(bad),
+                ..RawOptions::default()
+            };
+            assert_eq!(rules(raw), ["timeout_valid"]);
+        }
+    }
+
+    #[test]
+    fn every_invalid_option_is_reported_not_just_the_first() {
+        let raw = RawOptions {
+            max_operations: Some(0.0),
+            timeout_ms: Some(-5.0),
+            run_concurrency: Some("parallel".into()),
+            ..RawOptions::default()
+        };
+        assert_eq!(
+            rules(raw),
+            ["max_operations_valid", "timeout_valid", "options_valid"]
+        );
+    }
+
+    #[test]
+    fn small_log_budget_is_an_info_not_an_error() {
+        let raw = RawOptions {
+            max_log_bytes: Some(100.0),
+            ..RawOptions::default()
+        };
+        let (options, diagnostics) = Options::resolve(&raw).unwrap();
+        assert_eq!(options.max_log_bytes, 100);
+        assert_eq!(diagnostics[0].rule, "log_budget_too_small");
+        assert_eq!(diagnostics[0].severity, DiagnosticSeverity::Info);
+    }
+
+    #[test]
+    fn console_levels_are_parsed_and_unknown_ones_refused() {
+        let raw = RawOptions {
+            collect_console_levels: Some(vec!["warn".into(), "error".into()]),
+            ..RawOptions::default()
+        };
+        let (options, _) = Options::resolve(&raw).unwrap();
+        assert_eq!(
+            options.collect_console_levels,
+            [LogLevel::Warn, LogLevel::Error]
+        );
+        let raw = RawOptions {
+            collect_console_levels: Some(vec!["debug".into()]),
+            ..RawOptions::default()
+        };
+        assert_eq!(rules(raw), ["options_valid"]);
+    }
+}

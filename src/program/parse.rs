@@ -1,0 +1,140 @@
+//! Parsing agent code (§2.2 VALIDATE, rule `syntax_valid`).
+//!
+//! The code is parsed as the body of an async function (`PREFIX` + code + `SUFFIX`): that is the
+//! grammar DESIGN.md gives agent code — top-level `await` and `return` allowed, sloppy mode unless
+//! a `"use strict"` directive says otherwise — and it is what oxc can parse exactly (a script
+//! goal rejects top-level `await`, a module goal imposes strict mode). Code that parses as
+//! JavaScript is taken as such; otherwise it is tried as TypeScript, whose annotations are then
+//! stripped (DESIGN.md "TypeScript-annotated agent code").
+
+use std::path::Path;
+
+use oxc_allocator::Allocator;
+use oxc_ast::ast::{Program, Statement};
+use oxc_diagnostics::OxcDiagnostic;
+use oxc_parser::{ParseOptions, Parser};
+use oxc_semantic::SemanticBuilder;
+use oxc_span::SourceType;
+use oxc_transformer::{TransformOptions, Transformer};
+
+use super::source::SourceText;
+use super::MAIN_FUNCTION;
+use crate::diagnostic::Diagnostic;
+
+/// The line that opens the wrapper; it is a whole line so that wrapped line `n` (0-based) is the
+/// user's line `n` (1-based) and columns need no shifting.
+pub(super) const PREFIX: &str = "async function __smol_main() {\n";
+/// Closes the wrapper on a line of its own, so a trailing `// comment` cannot swallow it.
+pub(super) const SUFFIX: &str = "\n}";
+
+/// The rule id of every problem found here.
+const RULE: &str = "syntax_valid";
+
+/// Builds the text the parser sees.
+pub(super) fn wrap(code: &str) -> String {
+    let mut wrapped = String::with_capacity(PREFIX.len() + code.len() + SUFFIX.len());
+    wrapped.push_str(PREFIX);
+    wrapped.push_str(code);
+    wrapped.push_str(SUFFIX);
+    wrapped
+}
+
+/// Parses `wrapped` (from [`wrap`]) and strips TypeScript. On success the program holds exactly
+/// the wrapper function, whose body is the user's code.
+pub(super) fn parse<'a>(
+    allocator: &'a Allocator,
+    wrapped: &'a str,
+    source: &SourceText,
+) -> Result<Program<'a>, Vec<Diagnostic>> {
+    let options = ParseOptions {
+        preserve_parens: false,
+        ..ParseOptions::default()
+    };
+    let javascript = Parser::new(allocator, wrapped, SourceType::script())
+        .with_options(options)
+        .parse();
+    let (mut program, typescript) = if javascript.diagnostics.is_empty() && !javascript.panicked {
+        (javascript.program, false)
+    } else {
+        let typescript = Parser::new(allocator, wrapped, SourceType::ts().with_script(true))
+            .with_options(options)
+            .parse();
+        if !typescript.diagnostics.is_empty() || typescript.panicked {
+            // The model writes JavaScript: report what a JS parser says.
+            return Err(to_diagnostics(&javascript.diagnostics, source));
+        }
+        (typescript.program, true)
+    };
+
+    check_wrapper_intact(&program, source)?;
+
+    let semantic = SemanticBuilder::new()
+        .with_check_syntax_error(true)
+        .build(&program);
+    if !semantic.diagnostics.is_empty() {
+        return Err(to_diagnostics(&semantic.diagnostics, source));
+    }
+    if typescript {
+        let scoping = semantic.semantic.into_scoping();
+        let stripped = Transformer::new(
+            allocator,
+            Path::new("agent.ts"),
+            &TransformOptions::default(),
+        )
+        .build_with_scoping(scoping, &mut program);
+        if !stripped.diagnostics.is_empty() {
+            return Err(to_diagnostics(&stripped.diagnostics, source));
+        }
+    }
+    Ok(program)
+}
+
+/// An unmatched `}` in the user's code closes the wrapper early and leaves the rest of the code
+/// outside it; JS parsers report that as an unexpected `}`, and so do we.
+fn check_wrapper_intact(program: &Program, source: &SourceText) -> Result<(), Vec<Diagnostic>> {
+    match program.body.as_slice() {
+        [Statement::FunctionDeclaration(function)]
+            if function
+                .id
+                .as_ref()
+                .is_some_and(|id| id.name == MAIN_FUNCTION) =>
+        {
+            Ok(())
+        }
+        [Statement::FunctionDeclaration(function), ..] => {
+            let closing_brace = function.span.end.saturating_sub(1) as usize;
+            let location = source.location(closing_brace.saturating_sub(PREFIX.len()));
+            let mut diagnostic = Diagnostic::error(RULE, "Unexpected token '}'")
+                .at(location)
+                .with_fix("Remove the unmatched closing brace or add the missing opening one.");
+            diagnostic.code_frame = source.code_frame(location);
+            Err(vec![diagnostic])
+        }
+        _ => Err(vec![Diagnostic::error(RULE, "Unexpected end of input")]),
+    }
+}
+
+/// Converts oxc's findings, moving each position from the wrapped text into the user's code.
+fn to_diagnostics(errors: &[OxcDiagnostic], source: &SourceText) -> Vec<Diagnostic> {
+    errors
+        .iter()
+        .map(|error| {
+            let mut diagnostic = Diagnostic::error(RULE, error.message.to_string());
+            let primary = error
+                .labels
+                .iter()
+                .find(|label| label.primary())
+                .or_else(|| error.labels.first());
+            if let Some(label) = primary {
+                let offset = (label.offset() as usize).saturating_sub(PREFIX.len());
+                let location = source.location(offset);
+                diagnostic = diagnostic.at(location);
+                diagnostic.code_frame = source.code_frame(location);
+            }
+            if let Some(help) = &error.help {
+                diagnostic = diagnostic.with_fix(help.to_string());
+            }
+            diagnostic
+        })
+        .collect()
+}

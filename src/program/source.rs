@@ -1,0 +1,147 @@
+//! Positions in the user's original code: byte offsets to 1-based line/column (columns in UTF-16
+//! units, as JS engines and editors count them) and the code frame shown under a diagnostic.
+
+use crate::diagnostic::Location;
+
+/// The line starts of a source text, honouring every JS line terminator (`\n`, `\r\n`, `\r`,
+/// U+2028, U+2029) so that CRLF files report the same lines as LF files.
+#[derive(Debug, Clone)]
+pub struct SourceText {
+    text: String,
+    /// Byte offset of the first character of each line.
+    line_starts: Vec<usize>,
+}
+
+impl SourceText {
+    /// Indexes `text`.
+    pub fn new(text: &str) -> Self {
+        let mut line_starts = vec![0];
+        let mut chars = text.char_indices().peekable();
+        while let Some((offset, ch)) = chars.next() {
+            match ch {
+                '\r' => {
+                    if matches!(chars.peek(), Some((_, '\n'))) {
+                        chars.next();
+                        line_starts.push(offset + 2);
+                    } else {
+                        line_starts.push(offset + 1);
+                    }
+                }
+                '\n' => line_starts.push(offset + 1),
+                '\u{2028}' | '\u{2029}' => line_starts.push(offset + ch.len_utf8()),
+                _ => {}
+            }
+        }
+        Self {
+            text: text.to_owned(),
+            line_starts,
+        }
+    }
+
+    /// The location of byte `offset` (clamped to the text, and to a character boundary).
+    pub fn location(&self, offset: usize) -> Location {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line_index = self.line_starts.partition_point(|&start| start <= offset) - 1;
+        let line_start = self.line_starts[line_index];
+        let column = self.text[line_start..offset].encode_utf16().count();
+        Location {
+            line: to_u32(line_index + 1),
+            column: to_u32(column + 1),
+        }
+    }
+
+    /// The text of 1-based `line` without its terminator, if the line exists.
+    pub fn line(&self, line: u32) -> Option<&str> {
+        let index = usize::try_from(line).ok()?.checked_sub(1)?;
+        let start = *self.line_starts.get(index)?;
+        let end = self
+            .line_starts
+            .get(index + 1)
+            .copied()
+            .unwrap_or(self.text.len());
+        Some(self.text[start..end].trim_end_matches(['\r', '\n', '\u{2028}', '\u{2029}']))
+    }
+
+    /// The offending line followed by a caret under `location`'s column:
+    ///
+    /// ```text
+    /// 2 | const x = ;
+    ///   |           ^
+    /// ```
+    pub fn code_frame(&self, location: Location) -> Option<String> {
+        let line = self.line(location.line)?;
+        let gutter = location.line.to_string();
+        // The caret is placed by UTF-16 column; characters outside the BMP count twice there but
+        // print once, which is close enough for a pointer.
+        let before: String = line
+            .chars()
+            .scan(0usize, |units, ch| {
+                let at = *units;
+                *units += ch.len_utf16();
+                (at + 1 < location.column as usize).then_some(if ch == '\t' { '\t' } else { ' ' })
+            })
+            .collect();
+        Some(format!(
+            "{gutter} | {line}\n{blank} | {before}^",
+            blank = " ".repeat(gutter.len())
+        ))
+    }
+
+    /// The whole text.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+}
+
+fn to_u32(value: usize) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_and_columns_are_one_based() {
+        let source = SourceText::new("ab\ncd");
+        assert_eq!(source.location(0), Location { line: 1, column: 1 });
+        assert_eq!(source.location(4), Location { line: 2, column: 2 });
+    }
+
+    #[test]
+    fn crlf_counts_as_one_line_end() {
+        let source = SourceText::new("a\r\nb\rc");
+        assert_eq!(source.location(3), Location { line: 2, column: 1 });
+        assert_eq!(source.location(5), Location { line: 3, column: 1 });
+        assert_eq!(source.line(1), Some("a"));
+    }
+
+    #[test]
+    fn columns_count_utf16_units_after_non_ascii_text() {
+        // "é" is 2 bytes and 1 UTF-16 unit; "😀" is 4 bytes and 2 units.
+        let source = SourceText::new("é😀x");
+        assert_eq!(source.location(6), Location { line: 1, column: 4 });
+    }
+
+    #[test]
+    fn offsets_inside_a_character_or_past_the_end_are_clamped() {
+        let source = SourceText::new("é");
+        assert_eq!(source.location(1), Location { line: 1, column: 1 });
+        assert_eq!(source.location(99), Location { line: 1, column: 2 });
+    }
+
+    #[test]
+    fn code_frame_points_at_the_column() {
+        let source = SourceText::new("let a;\nconst x = ;");
+        let frame = source
+            .code_frame(Location {
+                line: 2,
+                column: 11,
+            })
+            .unwrap();
+        assert_eq!(frame, "2 | const x = ;\n  |           ^");
+    }
+}
