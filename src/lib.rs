@@ -11,3 +11,7 @@ pub mod options;
 pub mod engine;
 pub mod program;
 pub mod value;
+mod node;
+
+#[macro_use]
+extern crate napi_derive;

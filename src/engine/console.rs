@@ -62,6 +62,7 @@ impl LogBuffer {
     }
 
     /// The joined logs.
+    #[cfg(test)]
     pub fn text(&self) -> &str {
         &self.text
     }

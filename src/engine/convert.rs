@@ -2,6 +2,7 @@
 //! the boundary"). Runs on the engine thread, so whatever user code it triggers (getters, Proxy
 //! traps) runs inside the sandbox, under its guards; nothing of the sandbox reaches the host.
 
+use rquickjs::convert::Coerced;
 use rquickjs::{qjs, Array, Ctx, Object, Type, Value as JsValue};
 
 use super::inspect;
@@ -35,7 +36,11 @@ fn copy<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>, ancestors: &mut Vec<Object<'j
                 .and_then(|s| s.to_string().ok())
                 .unwrap_or_default(),
         ),
-        Type::BigInt => Value::BigInt(inspect::inspect(ctx, value).trim_end_matches('n').into()),
+        // ToString of a BigInt is its decimal digits, which is what the host rebuilds it from.
+        Type::BigInt => match value.get::<Coerced<String>>() {
+            Ok(Coerced(digits)) => Value::BigInt(digits),
+            Err(_) => uncloneable(ctx, value),
+        },
         Type::Array | Type::Object | Type::Exception => match value.as_object() {
             Some(object) => copy_object(ctx, value, object, ancestors),
             None => uncloneable(ctx, value),

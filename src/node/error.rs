@@ -1,0 +1,79 @@
+//! The JS `ExecutorError` class (§3.1, §8.1) and the conversion of [`ExecutorError`] into it.
+//!
+//! napi cannot declare a class that extends `Error`, and the spec requires
+//! `error instanceof Error`; so the class is a few lines of JS evaluated once per module instance
+//! (per Node environment: the main thread and each worker thread get their own), kept in the
+//! environment's instance data and exported.
+
+use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, Unknown};
+use napi::{Env, Error, JsValue, Result};
+use serde_json::{json, Value as Json};
+
+use crate::error::ExecutorError;
+/// The class: fields set as own properties, `name` on the prototype as for built-in errors.
+const CLASS_SOURCE: &str = r#"(() => {
+  class ExecutorError extends Error {
+    constructor(message, fields) {
+      super(message);
+      this.code = fields.code;
+      this.severity = fields.severity;
+      this.retryable = fields.retryable;
+      this.details = fields.details;
+      if (fields.logs !== undefined) this.logs = fields.logs;
+    }
+  }
+  Object.defineProperty(ExecutorError.prototype, "name", {
+    value: "ExecutorError", writable: true, configurable: true, enumerable: false,
+  });
+  return ExecutorError;
+})()"#;
+
+/// `new ExecutorError(message, fields)`.
+type Constructor<'env> = Function<'env, FnArgs<(String, Json)>, ()>;
+
+/// What this module keeps per Node environment.
+struct InstanceData {
+    executor_error: FunctionRef<FnArgs<(String, Json)>, ()>,
+}
+
+/// Defines the class in `env` and returns it for export.
+pub fn define_class(env: &Env) -> Result<Constructor<'_>> {
+    let class: Constructor = env.run_script(CLASS_SOURCE)?;
+    env.set_instance_data(
+        InstanceData {
+            executor_error: class.create_ref()?,
+        },
+        (),
+        |_| {},
+    )?;
+    Ok(class)
+}
+
+/// Builds the JS `ExecutorError` for `error`, as a `napi::Error` that carries the object itself:
+/// napi throws or rejects with exactly that object.
+pub fn to_napi_error(env: &Env, error: ExecutorError) -> Error {
+    match build(env, &error) {
+        Ok(object) => Error::from(object),
+        // Building the object failed (the environment is shutting down): fall back to a plain
+        // Error with the same message.
+        Err(_) => Error::from_reason(error.message),
+    }
+}
+
+fn build<'env>(env: &'env Env, error: &ExecutorError) -> Result<Unknown<'env>> {
+    let data = env
+        .get_instance_data::<InstanceData>()?
+        .ok_or_else(|| Error::from_reason("ExecutorError class is not defined"))?;
+    let class = data.executor_error.borrow_back(env)?;
+    let mut fields = json!({
+        "code": error.code.as_str(),
+        "severity": error.code.severity().as_str(),
+        "retryable": error.code.retryable(),
+        "details": Json::Object(error.details.clone()),
+    });
+    if let Some(logs) = &error.logs {
+        fields["logs"] = json!(logs);
+    }
+    let instance = class.new_instance((error.message.clone(), fields).into())?;
+    Ok(instance.to_unknown())
+}

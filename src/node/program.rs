@@ -1,0 +1,85 @@
+//! `validateCode` and `prepareProgram` (§6.1): the program layer without an executor (no QuickJS
+//! involved).
+
+use napi::bindgen_prelude::Unknown;
+use napi::Env;
+
+use super::options::read;
+use crate::diagnostic::{self, DiagnosticSeverity};
+use crate::options::Options;
+use crate::program::prepare;
+
+/// A 1-based position in the original code.
+#[napi(object, object_from_js = false)]
+pub struct DiagnosticLocation {
+    pub line: u32,
+    pub column: u32,
+}
+
+/// One finding of a validation rule (§3.1).
+#[napi(object, object_from_js = false, js_name = "Diagnostic")]
+pub struct JsDiagnostic {
+    /// The rule id (Appendix B), e.g. `syntax_valid`.
+    pub rule: String,
+    #[napi(ts_type = "\"ERROR\" | \"WARNING\" | \"INFO\"")]
+    pub severity: String,
+    pub message: String,
+    pub location: Option<DiagnosticLocation>,
+    /// A hint the model can act on.
+    pub fix: Option<String>,
+    /// The offending line with a caret under the column (syntax errors).
+    pub code_frame: Option<String>,
+}
+
+impl From<&diagnostic::Diagnostic> for JsDiagnostic {
+    fn from(diagnostic: &diagnostic::Diagnostic) -> Self {
+        Self {
+            rule: diagnostic.rule.into(),
+            severity: diagnostic.severity.as_str().into(),
+            message: diagnostic.message.clone(),
+            location: diagnostic.location.map(|location| DiagnosticLocation {
+                line: location.line,
+                column: location.column,
+            }),
+            fix: diagnostic.fix.clone(),
+            code_frame: diagnostic.code_frame.clone(),
+        }
+    }
+}
+
+/// The result of `prepareProgram` (§3.1).
+#[napi(object, object_from_js = false)]
+pub struct PreparedProgram {
+    pub original_code: String,
+    /// The script the executor would evaluate; empty when an `ERROR` diagnostic blocks it.
+    pub transformed_code: String,
+    pub diagnostics: Vec<JsDiagnostic>,
+}
+
+/// Checks `options` and `code` by every rule; `ERROR` entries would block `run()` (§6.1).
+#[napi(ts_args_type = "code: string, options?: ExecutorOptions")]
+pub fn validate_code(env: Env, code: String, options: Option<Unknown>) -> Vec<JsDiagnostic> {
+    prepare_program(env, code, options).diagnostics
+}
+
+/// Validates and rewrites `code` as `run()` would, without running it (§6.1).
+#[napi(ts_args_type = "code: string, options?: ExecutorOptions")]
+pub fn prepare_program(env: Env, code: String, options: Option<Unknown>) -> PreparedProgram {
+    let mut diagnostics = match read(&env, options) {
+        Ok(raw) => match Options::resolve(&raw) {
+            Ok((_, notices)) => notices,
+            Err(problems) => problems,
+        },
+        Err(problem) => vec![problem],
+    };
+    let prepared = prepare(&code);
+    diagnostics.extend(prepared.diagnostics.iter().cloned());
+    let blocked = diagnostics
+        .iter()
+        .any(|diagnostic| diagnostic.severity == DiagnosticSeverity::Error);
+    PreparedProgram {
+        original_code: prepared.original_code,
+        transformed_code: if blocked { String::new() } else { prepared.transformed_code },
+        diagnostics: diagnostics.iter().map(JsDiagnostic::from).collect(),
+    }
+}
