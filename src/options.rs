@@ -87,6 +87,10 @@ impl Default for Options {
     }
 }
 
+/// Smaller heaps cannot even hold a context; such a limit fails `init()` with
+/// `ERR_SES_INIT_FAILED` rather than being refused here, which keeps that path reachable.
+const MIN_MEMORY_LIMIT_BYTES: f64 = 64.0 * 1024.0;
+
 /// The largest integer a JS number holds exactly; larger option values are refused rather than
 /// silently rounded.
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
@@ -163,7 +167,7 @@ impl Options {
             integer(
                 raw.memory_limit_bytes,
                 "memoryLimitBytes",
-                1024.0 * 1024.0,
+                MIN_MEMORY_LIMIT_BYTES,
                 "options_valid",
             ),
             &mut |v| options.memory_limit_bytes = saturating_usize(v),

@@ -73,10 +73,7 @@ impl SesExecutor {
     /// `details.diagnostics`.
     #[napi(constructor, ts_args_type = "options?: ExecutorOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
-        let raw = read(&env, options)
-            .map_err(|diagnostic| to_napi_error(&env, validation_failed(&[diagnostic])))?;
-        let (options, _notices) = Options::resolve(&raw)
-            .map_err(|diagnostics| to_napi_error(&env, validation_failed(&diagnostics)))?;
+        let options = resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
         Ok(Self {
             executor: Executor::new(options),
         })
@@ -85,9 +82,21 @@ impl SesExecutor {
     /// Creates an executor and `init()`s it: a drop-in for clients that never call `init()`.
     #[napi(ts_args_type = "options?: ExecutorOptions", ts_return_type = "Promise<SESExecutor>")]
     pub fn create<'env>(env: &'env Env, options: Option<Unknown>) -> Result<PromiseRaw<'env, SesExecutor>> {
-        let created = Self::new(*env, options)?;
-        let ready = created.executor.init();
-        settle(env, async move { ready.await.map(|()| created) }, |_, created| Ok(created))
+        let created = resolve(env, options).map(|options| SesExecutor {
+            executor: Executor::new(options),
+        });
+        let ready = created.as_ref().ok().map(|created| created.executor.init());
+        settle(
+            env,
+            async move {
+                let created = created?;
+                if let Some(ready) = ready {
+                    ready.await?;
+                }
+                Ok(created)
+            },
+            |_, created| Ok(created),
+        )
     }
 
     /// The lifecycle state (§4.1).
@@ -127,6 +136,14 @@ impl SesExecutor {
     pub fn cleanup<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         settle(env, self.executor.cleanup(), |_, ()| Ok(()))
     }
+}
+
+/// Reads and checks the constructor's options.
+fn resolve(env: &Env, options: Option<Unknown>) -> std::result::Result<Options, ExecutorError> {
+    let raw = read(env, options).map_err(|diagnostic| validation_failed(&[diagnostic]))?;
+    Options::resolve(&raw)
+        .map(|(options, _notices)| options)
+        .map_err(|diagnostics| validation_failed(&diagnostics))
 }
 
 /// Resolves a promise with `convert(value)` or rejects it with the `ExecutorError`, on Node's

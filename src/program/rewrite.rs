@@ -23,7 +23,7 @@
 //! declare them again (as Node's REPL does with top-level `await`); they lose their temporal
 //! dead zone and `const` becomes assignable (README "Differences from a plain script").
 
-use oxc_allocator::{Allocator, ArenaVec, TakeIn};
+use oxc_allocator::{Allocator, ArenaBox, ArenaVec, CloneIn, TakeIn};
 use oxc_ast::ast::{
     Argument, BindingPattern, ClassType, Expression, LabelIdentifier, Program, Statement,
     VariableDeclarationKind, VariableDeclarator,
@@ -60,6 +60,17 @@ pub(super) fn rewrite<'a>(allocator: &'a Allocator, program: &mut Program<'a>) {
         match statement {
             Statement::FunctionDeclaration(_) => hoisted.push(statement),
             other => rest.push(persist_top_level(other, builder)),
+        }
+    }
+    if rest.is_empty() {
+        // Code made only of string literals is all directive prologue (`"ready"`); its value is
+        // the last string, as a REPL shows it.
+        if let Some(directive) = directives.last() {
+            let value = Expression::StringLiteral(ArenaBox::new_in(
+                directive.expression.clone_in(allocator),
+                &allocator,
+            ));
+            rest.push(Statement::new_expression_statement(directive.span, value, builder));
         }
     }
     capture_last_expression(&mut rest, builder);

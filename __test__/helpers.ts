@@ -1,0 +1,34 @@
+// Loads the addon through Node's own `require`, exactly as a CommonJS user would (Vite's module
+// transform is not involved), and gives the tests a few one-liners.
+import { createRequire } from 'node:module'
+
+import type * as Binding from '../index'
+
+const require = createRequire(import.meta.url)
+
+export const { SESExecutor, ExecutorError, validateCode, prepareProgram } =
+  require('../index.js') as typeof Binding
+
+export type { CodeOutput, ExecutorOptions } from '../index'
+
+/** Awaits `promise` and returns what it rejected with; fails the test if it resolved. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<InstanceType<typeof ExecutorError>> {
+  try {
+    const value = await promise
+    throw new Error(`expected a rejection, got ${JSON.stringify(value)}`)
+  } catch (error) {
+    if (!(error instanceof ExecutorError)) throw error
+    return error
+  }
+}
+
+/** Runs `fn` and returns what it threw; fails the test if it returned. */
+export function thrownBy(fn: () => unknown): InstanceType<typeof ExecutorError> {
+  try {
+    fn()
+  } catch (error) {
+    if (!(error instanceof ExecutorError)) throw error
+    return error
+  }
+  throw new Error('expected a throw')
+}
