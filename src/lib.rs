@@ -1,17 +1,22 @@
 //! `@smolagents-ts/ses-executor`: a sandboxed JavaScript executor for smolagents-ts agents.
 //!
-//! Layers (DESIGN.md "Shape of the code"): `napi` converts and forwards; `executor` owns the
-//! lifecycle (§4); `engine` owns the QuickJS thread; `program` validates and rewrites code with
-//! oxc. `error`, `diagnostic`, `options` and `value` are shared by all of them.
+//! Layers (DESIGN.md "Shape of the code"): `node` converts and forwards at the napi boundary;
+//! `executor` owns the lifecycle (§4) and maps failures to the spec's codes; `engine` owns the
+//! QuickJS thread; `program` validates and rewrites code with oxc. `error`, `diagnostic`,
+//! `options` and `value` are shared by all of them.
 
 pub mod diagnostic;
+pub mod engine;
 pub mod error;
 pub mod executor;
 pub mod options;
-pub mod engine;
 pub mod program;
 pub mod value;
+
+// The napi layer is exercised from JS (`__test__/`); unit tests build without it.
+#[cfg(not(test))]
 mod node;
 
+#[cfg(not(test))]
 #[macro_use]
 extern crate napi_derive;

@@ -227,7 +227,7 @@ impl Options {
             options.collect_console_levels = parsed;
         }
         if let Some(bytes) = raw.max_log_bytes {
-            if bytes < RECOMMENDED_MIN_LOG_BYTES && bytes >= 0.0 {
+            if (0.0..RECOMMENDED_MIN_LOG_BYTES).contains(&bytes) {
                 diagnostics.push(
                     Diagnostic::error(
                         "log_budget_too_small",

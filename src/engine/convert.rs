@@ -124,9 +124,12 @@ fn copy_array<'js>(ctx: &Ctx<'js>, array: &Array<'js>, ancestors: &mut Vec<Objec
     let items = (0..array.len())
         .map(|index| {
             // A hole is an index the array does not own, which is not the same as `undefined`.
-            let owned = u32::try_from(index).is_ok_and(|index| object.contains_key(index).unwrap_or(false));
+            let owned =
+                u32::try_from(index).is_ok_and(|index| object.contains_key(index).unwrap_or(false));
             owned.then(|| {
-                let item = array.get::<JsValue>(index).unwrap_or_else(|_| JsValue::new_undefined(ctx.clone()));
+                let item = array
+                    .get::<JsValue>(index)
+                    .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone()));
                 copy(ctx, &item, ancestors)
             })
         })
@@ -157,14 +160,23 @@ fn copy_collection<'js>(
                 .iter()
                 .filter_map(|pair| pair.as_array())
                 .map(|pair| {
-                    let key = pair.get::<JsValue>(0).unwrap_or_else(|_| JsValue::new_undefined(ctx.clone()));
-                    let item = pair.get::<JsValue>(1).unwrap_or_else(|_| JsValue::new_undefined(ctx.clone()));
+                    let key = pair
+                        .get::<JsValue>(0)
+                        .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone()));
+                    let item = pair
+                        .get::<JsValue>(1)
+                        .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone()));
                     (copy(ctx, &key, ancestors), copy(ctx, &item, ancestors))
                 })
                 .collect(),
         )
     } else {
-        Value::Set(items.iter().map(|item| copy(ctx, item, ancestors)).collect())
+        Value::Set(
+            items
+                .iter()
+                .map(|item| copy(ctx, item, ancestors))
+                .collect(),
+        )
     }
 }
 
@@ -179,5 +191,9 @@ fn call_method<'js>(object: &Object<'js>, name: &str) -> Option<JsValue<'js>> {
     object
         .get::<_, rquickjs::Function>(name)
         .ok()
-        .and_then(|method| method.call::<_, JsValue>((rquickjs::function::This(object.clone()),)).ok())
+        .and_then(|method| {
+            method
+                .call::<_, JsValue>((rquickjs::function::This(object.clone()),))
+                .ok()
+        })
 }

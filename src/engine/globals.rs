@@ -45,42 +45,55 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
     define(GUARD_FUNCTION, guard.into_value())?;
 
     let output_state = Rc::clone(state);
-    let output = Function::new(ctx.clone(), move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
-        if output_state.stop.get().is_some() {
-            return Err(throw_stop(&ctx));
-        }
-        let copied = value.0.map_or(Value::Undefined, |value| to_value(&ctx, &value));
-        *output_state.output.borrow_mut() = copied;
-        Ok(())
-    })?
+    let output = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
+            if output_state.stop.get().is_some() {
+                return Err(throw_stop(&ctx));
+            }
+            let copied = value
+                .0
+                .map_or(Value::Undefined, |value| to_value(&ctx, &value));
+            *output_state.output.borrow_mut() = copied;
+            Ok(())
+        },
+    )?
     .with_name(OUTPUT_FUNCTION)?;
     define(OUTPUT_FUNCTION, output.into_value())?;
 
     let answer_state = Rc::clone(state);
-    let final_answer = Function::new(ctx.clone(), move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
-        if answer_state.stop.get().is_none() {
-            let copied = value.0.map_or(Value::Undefined, |value| to_value(&ctx, &value));
-            *answer_state.final_answer.borrow_mut() = Some(copied);
-            answer_state.stop_with(Stop::FinalAnswer);
-        }
-        Err(throw_stop(&ctx))
-    })?
+    let final_answer = Function::new(
+        ctx.clone(),
+        move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
+            if answer_state.stop.get().is_none() {
+                let copied = value
+                    .0
+                    .map_or(Value::Undefined, |value| to_value(&ctx, &value));
+                *answer_state.final_answer.borrow_mut() = Some(copied);
+                answer_state.stop_with(Stop::FinalAnswer);
+            }
+            Err(throw_stop(&ctx))
+        },
+    )?
     .with_name(FINAL_ANSWER)?;
     define(FINAL_ANSWER, final_answer.into_value())?;
 
     let console = Object::new(ctx.clone())?;
     for level in LogLevel::ALL {
         let log_state = Rc::clone(state);
-        let method = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<JsValue<'js>>| -> Result<()> {
-            if log_state.stop.get().is_some() {
-                return Err(throw_stop(&ctx));
-            }
-            if log_state.logs.borrow().collects(level) {
-                let message = inspect::format_log_args(&ctx, &args.0);
-                log_state.logs.borrow_mut().push(level, &message);
-            }
-            Ok(())
-        })?
+        let method = Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, args: Rest<JsValue<'js>>| -> Result<()> {
+                if log_state.stop.get().is_some() {
+                    return Err(throw_stop(&ctx));
+                }
+                if log_state.logs.borrow().collects(level) {
+                    let message = inspect::format_log_args(&ctx, &args.0);
+                    log_state.logs.borrow_mut().push(level, &message);
+                }
+                Ok(())
+            },
+        )?
         .with_name(level.as_str())?;
         freeze.call::<_, JsValue>((method.clone(),))?;
         console.prop(level.as_str(), Property::from(method).enumerable())?;

@@ -133,7 +133,9 @@ impl Engine {
             .name("ses-executor".into())
             .stack_size(stack_size)
             .spawn(move || worker::main(config, inbox, ready, thread_shutdown))
-            .map_err(|error| EngineError::Start(format!("cannot spawn the engine thread: {error}")))?;
+            .map_err(|error| {
+                EngineError::Start(format!("cannot spawn the engine thread: {error}"))
+            })?;
         Ok((
             Engine {
                 commands,

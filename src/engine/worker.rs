@@ -56,9 +56,7 @@ fn build(config: &EngineConfig, state: &Rc<RunState>) -> Result<(Runtime, Contex
     runtime.set_memory_limit(config.memory_limit_bytes);
     runtime.set_max_stack_size(config.max_stack_bytes);
     let interrupt_state = Rc::clone(state);
-    runtime.set_interrupt_handler(Some(Box::new(move || {
-        interrupt_state.should_interrupt()
-    })));
+    runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
     let context = Context::full(&runtime).map_err(start_error)?;
     context
         .with(|ctx| globals::install(&ctx, state))
@@ -112,20 +110,21 @@ fn execute<'js>(
     options.promise = true;
     options.backtrace_barrier = true;
     options.filename = Some(SCRIPT_NAME.into());
-    let settled = match ctx.eval_with_options::<Promise, _>(program.transformed_code.as_str(), options) {
-        Ok(promise) => drive(ctx, state, &promise),
-        Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
-        Err(other) => {
-            return (
-                Err(EngineError::Runtime {
-                    message: other.to_string(),
-                    location: None,
-                    source_line: None,
-                }),
-                false,
-            )
-        }
-    };
+    let settled =
+        match ctx.eval_with_options::<Promise, _>(program.transformed_code.as_str(), options) {
+            Ok(promise) => drive(ctx, state, &promise),
+            Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
+            Err(other) => {
+                return (
+                    Err(EngineError::Runtime {
+                        message: other.to_string(),
+                        location: None,
+                        source_line: None,
+                    }),
+                    false,
+                )
+            }
+        };
     let drained = drain(ctx, state);
 
     let result = match state.stop.get() {

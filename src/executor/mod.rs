@@ -218,7 +218,8 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
             ExecutorError::new(ErrorCode::MaxOpsExceeded, limit).with_detail("maxOperations", limit)
         }
         EngineError::Timeout { timeout_ms } => {
-            ExecutorError::new(ErrorCode::ExecTimeout, timeout_ms).with_detail("timeoutMs", timeout_ms)
+            ExecutorError::new(ErrorCode::ExecTimeout, timeout_ms)
+                .with_detail("timeoutMs", timeout_ms)
         }
         EngineError::Start(message) => ExecutorError::new(ErrorCode::SesInitFailed, message),
         EngineError::Stopped => ExecutorError::new(

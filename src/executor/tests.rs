@@ -47,7 +47,10 @@ async fn run_moves_ready_to_running_and_back() {
 async fn a_failed_run_returns_to_ready() {
     let executor = executor();
     executor.init().await.unwrap();
-    let error = executor.run("throw new Error('x')".into()).await.unwrap_err();
+    let error = executor
+        .run("throw new Error('x')".into())
+        .await
+        .unwrap_err();
     assert_eq!(error.code, ErrorCode::RuntimeException);
     assert_eq!(executor.state(), ExecutorState::Ready);
 }
@@ -57,7 +60,10 @@ async fn a_second_concurrent_run_is_refused_in_reject_mode() {
     let executor = executor();
     executor.init().await.unwrap();
     let first = executor.run("let s = 0; for (let i = 0; i < 1000; i++) s += i; s".into());
-    assert_eq!(code_of(executor.run("1".into()).await), ErrorCode::InvalidState);
+    assert_eq!(
+        code_of(executor.run("1".into()).await),
+        ErrorCode::InvalidState
+    );
     assert_eq!(first.await.unwrap().output, Value::Number(499_500.0));
 }
 
@@ -72,7 +78,10 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
     let error = executor.run("while (true) {}".into()).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::ExecTimeout);
     assert_eq!(executor.state(), ExecutorState::Dirty);
-    assert_eq!(code_of(executor.run("1".into()).await), ErrorCode::InvalidState);
+    assert_eq!(
+        code_of(executor.run("1".into()).await),
+        ErrorCode::InvalidState
+    );
     executor.cleanup().await.unwrap();
     assert_eq!(executor.state(), ExecutorState::Dead);
     executor.init().await.unwrap();
@@ -107,7 +116,10 @@ async fn calls_in_the_wrong_state_name_the_state() {
     let executor = executor();
     let error = executor.run("1".into()).await.unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidState);
-    assert_eq!(error.message, "Invalid executor state: NEW (cannot call run() in this state)");
+    assert_eq!(
+        error.message,
+        "Invalid executor state: NEW (cannot call run() in this state)"
+    );
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
 
     executor.init().await.unwrap();
@@ -138,10 +150,15 @@ async fn init_failure_leaves_the_executor_dead() {
 async fn validation_failure_lists_each_error_with_its_position() {
     let executor = executor();
     executor.init().await.unwrap();
-    let error = executor.run("let a = 1;\nlet b = ;".into()).await.unwrap_err();
+    let error = executor
+        .run("let a = 1;\nlet b = ;".into())
+        .await
+        .unwrap_err();
     assert_eq!(error.code, ErrorCode::ValidationFailed);
     assert!(
-        error.message.starts_with("Code validation failed:\n2:9 syntax_valid: "),
+        error
+            .message
+            .starts_with("Code validation failed:\n2:9 syntax_valid: "),
         "{}",
         error.message
     );

@@ -80,8 +80,14 @@ impl SesExecutor {
     }
 
     /// Creates an executor and `init()`s it: a drop-in for clients that never call `init()`.
-    #[napi(ts_args_type = "options?: ExecutorOptions", ts_return_type = "Promise<SESExecutor>")]
-    pub fn create<'env>(env: &'env Env, options: Option<Unknown>) -> Result<PromiseRaw<'env, SesExecutor>> {
+    #[napi(
+        ts_args_type = "options?: ExecutorOptions",
+        ts_return_type = "Promise<SESExecutor>"
+    )]
+    pub fn create<'env>(
+        env: &'env Env,
+        options: Option<Unknown>,
+    ) -> Result<PromiseRaw<'env, SesExecutor>> {
         let created = resolve(env, options).map(|options| SesExecutor {
             executor: Executor::new(options),
         });
@@ -124,7 +130,9 @@ impl SesExecutor {
                     code_non_empty::RULE,
                     "code must be a string",
                 )]);
-                return settle(env, async move { Err(error) }, |_, output: RunOutput| Ok(output.into()));
+                return settle(env, async move { Err(error) }, |_, output: RunOutput| {
+                    Ok(output.into())
+                });
             }
         };
         settle(env, self.executor.run(code), |_, output| Ok(output.into()))
@@ -155,8 +163,10 @@ where
     F: Future<Output = std::result::Result<T, ExecutorError>> + Send + 'static,
     C: FnOnce(&Env, T) -> Result<V> + 'static,
 {
-    env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, outcome| match outcome {
-        Ok(value) => convert(env, value),
-        Err(error) => Err(to_napi_error(env, error)),
+    env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, outcome| {
+        match outcome {
+            Ok(value) => convert(env, value),
+            Err(error) => Err(to_napi_error(env, error)),
+        }
     })
 }

@@ -7,8 +7,8 @@ mod options;
 mod program;
 mod value;
 
-use napi::bindgen_prelude::Object;
 use napi::bindgen_prelude::JsObjectValue;
+use napi::bindgen_prelude::Object;
 use napi::{Env, Result};
 
 /// Module initialisation: defines and exports the `ExecutorError` class for this environment.

@@ -2,8 +2,8 @@
 //! reported as a structured `ERR_VALIDATION_FAILED` naming the option instead of napi's generic
 //! conversion error, and numbers reach the option rules exactly as given (`NaN`, `-1`, `1.5`).
 
-use napi::bindgen_prelude::{Array, FromNapiValue, Object, Unknown, ValueType};
 use napi::bindgen_prelude::JsObjectValue;
+use napi::bindgen_prelude::{Array, FromNapiValue, Object, Unknown, ValueType};
 use napi::{Env, JsValue};
 
 use crate::diagnostic::Diagnostic;
@@ -66,8 +66,9 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
 }
 
 fn invalid(name: &str, expected: &str) -> Diagnostic {
-    Diagnostic::error("options_valid", format!("{name} must be {expected}"))
-        .with_fix(format!("Pass {name} as {expected}, or leave it out for the default."))
+    Diagnostic::error("options_valid", format!("{name} must be {expected}")).with_fix(format!(
+        "Pass {name} as {expected}, or leave it out for the default."
+    ))
 }
 
 /// The property, or `None` when it is absent or `undefined`.
@@ -100,7 +101,9 @@ fn string(object: &Object, name: &str) -> Result<Option<String>, Diagnostic> {
     let Some(value) = property(object, name)? else {
         return Ok(None);
     };
-    as_string(&value).map(Some).ok_or_else(|| invalid(name, "a string"))
+    as_string(&value)
+        .map(Some)
+        .ok_or_else(|| invalid(name, "a string"))
 }
 
 fn strings(object: &Object, name: &str) -> Result<Option<Vec<String>>, Diagnostic> {
@@ -112,7 +115,8 @@ fn strings(object: &Object, name: &str) -> Result<Option<Vec<String>>, Diagnosti
         return Err(expected());
     }
     // SAFETY: `value` was just checked to be an array of this environment.
-    let array = unsafe { Array::from_napi_value(value.value().env, value.raw()) }.map_err(|_| expected())?;
+    let array = unsafe { Array::from_napi_value(value.value().env, value.raw()) }
+        .map_err(|_| expected())?;
     (0..array.len())
         .map(|index| {
             array

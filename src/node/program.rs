@@ -79,7 +79,11 @@ pub fn prepare_program(env: Env, code: String, options: Option<Unknown>) -> Prep
         .any(|diagnostic| diagnostic.severity == DiagnosticSeverity::Error);
     PreparedProgram {
         original_code: prepared.original_code,
-        transformed_code: if blocked { String::new() } else { prepared.transformed_code },
+        transformed_code: if blocked {
+            String::new()
+        } else {
+            prepared.transformed_code
+        },
         diagnostics: diagnostics.iter().map(JsDiagnostic::from).collect(),
     }
 }

@@ -1,8 +1,10 @@
 //! Builds host JS values from the shared value model: every value the host receives is a fresh
 //! copy made on Node's thread (DESIGN.md "Values across the boundary").
 
-use napi::bindgen_prelude::{FnArgs, Function, Null, Object, ToNapiValue, TypeName, Unknown, ValueType};
 use napi::bindgen_prelude::JsObjectValue;
+use napi::bindgen_prelude::{
+    FnArgs, Function, Null, Object, ToNapiValue, TypeName, Unknown, ValueType,
+};
 use napi::{sys, Env, JsValue, Result};
 
 use crate::value::Value;
@@ -55,13 +57,17 @@ impl ToNapiValue for ToJs<'_> {
             Value::Date(time) => Ok(env.create_date(*time)?.raw()),
             Value::RegExp { source, flags } => {
                 let regexp: Function<FnArgs<(String, String)>, Unknown> = global(&env, "RegExp")?;
-                Ok(regexp.new_instance((source.clone(), flags.clone()).into())?.raw())
+                Ok(regexp
+                    .new_instance((source.clone(), flags.clone()).into())?
+                    .raw())
             }
             Value::Map(entries) => {
                 let pairs = Value::Array(
                     entries
                         .iter()
-                        .map(|(key, item)| Some(Value::Array(vec![Some(key.clone()), Some(item.clone())])))
+                        .map(|(key, item)| {
+                            Some(Value::Array(vec![Some(key.clone()), Some(item.clone())]))
+                        })
                         .collect(),
                 );
                 construct_from(&env, "Map", &pairs)

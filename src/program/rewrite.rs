@@ -70,7 +70,11 @@ pub(super) fn rewrite<'a>(allocator: &'a Allocator, program: &mut Program<'a>) {
                 directive.expression.clone_in(allocator),
                 &allocator,
             ));
-            rest.push(Statement::new_expression_statement(directive.span, value, builder));
+            rest.push(Statement::new_expression_statement(
+                directive.span,
+                value,
+                builder,
+            ));
         }
     }
     capture_last_expression(&mut rest, builder);

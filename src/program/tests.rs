@@ -16,7 +16,222 @@ fn rules_of(code: &str) -> Vec<&'static str> {
     prepare(code).diagnostics.iter().map(|d| d.rule).collect()
 }
 
+/// Collapses whitespace so expectations do not depend on codegen's indentation.
+fn squash(code: &str) -> String {
+    code.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn assert_rewrites(code: &str, expected: &str) {
+    assert_eq!(
+        squash(&transformed(code)),
+        squash(expected),
+        "rewriting {code:?}"
+    );
+}
+
 #[test]
-fn dump() {
-    println!("{}", transformed("const x = 1;\nlet y;\nclass A {}\nfunction f() { return 1 }\nfor (let i = 0; i < 3; i++) x;\nif (x) return 5;\nx + 1"));
+fn every_loop_kind_gets_a_guard_first_in_its_body() {
+    assert_rewrites(
+        "while (a) { b() }",
+        "__smol_main: { while (a) { __smol_guard(); b(); } }",
+    );
+    assert_rewrites(
+        "do { b() } while (a)",
+        "__smol_main: { do { __smol_guard(); b(); } while (a); }",
+    );
+    assert_rewrites(
+        "for (;;) {}",
+        "__smol_main: { for (;;) { __smol_guard(); } }",
+    );
+    assert_rewrites(
+        "for (k in o) {}",
+        "__smol_main: { for (k in o) { __smol_guard(); } }",
+    );
+    assert_rewrites(
+        "for (v of o) {}",
+        "__smol_main: { for (v of o) { __smol_guard(); } }",
+    );
+    assert_rewrites(
+        "for await (v of o) {}",
+        "__smol_main: { for await (v of o) { __smol_guard(); } }",
+    );
+}
+
+#[test]
+fn bodies_without_braces_become_blocks() {
+    assert_rewrites(
+        "while (a) b();",
+        "__smol_main: { while (a) { __smol_guard(); b(); } }",
+    );
+    assert_rewrites(
+        "for (;;) ;",
+        "__smol_main: { for (;;) { __smol_guard(); ; } }",
+    );
+}
+
+#[test]
+fn loops_nested_in_functions_classes_and_generators_are_guarded() {
+    let code = transformed(
+        "function f() { while (a) {} }\nclass C { m() { for (;;) {} } static { do {} while (0) } }\nfunction* g() { for (const x of y) yield x }\nconst h = async () => { while (await p) {} }",
+    );
+    assert_eq!(code.matches("__smol_guard()").count(), 5, "{code}");
+}
+
+#[test]
+fn labelled_loops_keep_their_labels_and_continue_targets() {
+    assert_rewrites(
+        "outer: for (;;) { continue outer; }",
+        "__smol_main: { outer: for (;;) { __smol_guard(); continue outer; } }",
+    );
+}
+
+#[test]
+fn for_let_heads_are_left_untouched_for_per_iteration_bindings() {
+    assert_rewrites(
+        "for (let i = 0; i < 3; i++) fs.push(() => i)",
+        "__smol_main: { for (let i = 0; i < 3; i++) { __smol_guard(); fs.push(() => i); } }",
+    );
+}
+
+#[test]
+fn the_last_expression_statement_becomes_the_output() {
+    assert_rewrites(
+        "let a = 1;\na + 1;;",
+        "__smol_main: { var a = 1; __smol_output(a + 1); ; }",
+    );
+}
+
+#[test]
+fn only_the_last_statement_is_captured() {
+    assert_rewrites("a; b", "__smol_main: { a; __smol_output(b); }");
+    assert_rewrites("a; let b = 1", "__smol_main: { a; var b = 1; }");
+}
+
+#[test]
+fn top_level_return_becomes_output_and_labelled_break() {
+    assert_rewrites(
+        "if (a) return 1;\nreturn",
+        "__smol_main: { if (a) { __smol_output(1); break __smol_main; } { __smol_output(void 0); break __smol_main; } }",
+    );
+}
+
+#[test]
+fn returns_inside_functions_are_left_alone() {
+    assert_rewrites(
+        "const f = () => { return 1 }; function g() { return 2 }",
+        "function g() { return 2; } __smol_main: { var f = () => { return 1; }; }",
+    );
+}
+
+#[test]
+fn top_level_declarations_become_global_bindings() {
+    assert_rewrites(
+        "const a = 1; let b; let { c } = o; class D {}",
+        "__smol_main: { var a = 1; var b = void 0; var { c } = o; var D = class D {}; }",
+    );
+}
+
+#[test]
+fn nested_declarations_keep_their_kind() {
+    assert_rewrites(
+        "{ const a = 1; let b = 2 }",
+        "__smol_main: { { const a = 1; let b = 2; } }",
+    );
+}
+
+#[test]
+fn function_declarations_are_moved_before_the_main_block() {
+    assert_rewrites(
+        "f();\nfunction f() {}",
+        "function f() {} __smol_main: { __smol_output(f()); }",
+    );
+}
+
+#[test]
+fn directives_stay_first() {
+    assert_rewrites(
+        "'use strict';\nx = 1",
+        "\"use strict\"; __smol_main: { __smol_output(x = 1); }",
+    );
+}
+
+#[test]
+fn typescript_annotations_are_stripped() {
+    assert_rewrites(
+        "const n: number = 1;\ninterface I { a: string }\nn as number",
+        "__smol_main: { var n = 1; __smol_output(n); }",
+    );
+}
+
+#[test]
+fn syntax_errors_are_reported_at_the_users_position_with_a_frame() {
+    let prepared = prepare("const a = 1;\nconst b = ;");
+    assert!(prepared.is_blocked());
+    let diagnostic = &prepared.diagnostics[0];
+    assert_eq!(diagnostic.rule, "syntax_valid");
+    assert_eq!(
+        diagnostic.location,
+        Some(crate::diagnostic::Location {
+            line: 2,
+            column: 11
+        })
+    );
+    assert_eq!(
+        diagnostic.code_frame.as_deref(),
+        Some("2 | const b = ;\n  |           ^")
+    );
+    assert!(prepared.transformed_code.is_empty());
+}
+
+#[test]
+fn an_unmatched_closing_brace_is_a_syntax_error_not_an_escape() {
+    let prepared = prepare("}\nwhile (true) {}\n{");
+    assert_eq!(rules_of("}\nwhile (true) {}\n{"), ["syntax_valid"]);
+    assert_eq!(
+        prepared.diagnostics[0].location,
+        Some(crate::diagnostic::Location { line: 1, column: 1 })
+    );
+}
+
+#[test]
+fn early_errors_from_semantic_analysis_are_syntax_errors() {
+    assert_eq!(rules_of("let a; let a;"), ["syntax_valid"]);
+}
+
+#[test]
+fn empty_code_is_reported_by_code_non_empty() {
+    assert_eq!(rules_of(" \n "), ["code_non_empty"]);
+}
+
+#[test]
+fn internal_names_are_reserved() {
+    assert_eq!(rules_of("__smol_guard = () => {}"), ["reserved_identifier"]);
+    assert_eq!(rules_of("let __smol_x = 1"), ["reserved_identifier"]);
+    assert_eq!(
+        rules_of("__smol_main: for (;;) break __smol_main"),
+        ["reserved_identifier", "reserved_identifier"]
+    );
+    // Property names are not bindings.
+    assert!(rules_of("o.__smol_guard").is_empty());
+}
+
+#[test]
+fn positions_map_back_to_the_users_code() {
+    let prepared = prepare("const a = 1;\n\nfoo(a);");
+    let generated_line = prepared
+        .transformed_code
+        .lines()
+        .position(|line| line.contains("foo(a)"))
+        .unwrap() as u32
+        + 1;
+    let column = prepared
+        .transformed_code
+        .lines()
+        .nth(generated_line as usize - 1)
+        .unwrap()
+        .find("foo")
+        .unwrap() as u32
+        + 1;
+    let location = prepared.positions.original(generated_line, column).unwrap();
+    assert_eq!(location.line, 3);
 }
