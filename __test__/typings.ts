@@ -1,0 +1,88 @@
+// Type-level test of index.d.ts against the spec's contracts (§3.1, §3.2), run by
+// `tsc -p __test__/tsconfig.json` in `npm test`. A wrong declaration fails compilation.
+import {
+  ExecutorError,
+  SESExecutor,
+  prepareProgram,
+  validateCode,
+  type CodeOutput,
+  type Diagnostic,
+  type ExecutorErrorCode,
+  type ExecutorOptions,
+  type ExecutorState,
+  type ICodeExecutor,
+  type LogEntry,
+  type PreparedProgram,
+} from '../index.js'
+
+type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
+function assertType<T extends true>(): T | undefined {
+  return undefined
+}
+
+// §3.1 ExecutorState and ExecutorErrorCode are exactly the spec's unions.
+assertType<Equals<ExecutorState, 'NEW' | 'INITIALIZING' | 'READY' | 'RUNNING' | 'DIRTY' | 'DEAD'>>()
+assertType<
+  Equals<
+    ExecutorErrorCode,
+    | 'ERR_INVALID_STATE'
+    | 'ERR_SES_INIT_FAILED'
+    | 'ERR_VALIDATION_FAILED'
+    | 'ERR_IMPORT_NOT_ALLOWED'
+    | 'ERR_MAX_OPS_EXCEEDED'
+    | 'ERR_EXEC_TIMEOUT'
+    | 'ERR_RUNTIME_EXCEPTION'
+    | 'ERR_TOOL_PROXY_FAIL'
+    | 'ERR_CLEANUP_FAILED'
+  >
+>()
+
+// §3.1 ExecutorOptions: every spec field, with the spec's types.
+const options: ExecutorOptions = {
+  maxOperations: 50000,
+  timeoutMs: 10000,
+  runConcurrency: 'queue',
+  maxQueuedRuns: 0,
+  authorizedImports: ['x-ok'],
+  maxLogBytes: 262144,
+  collectConsoleLevels: ['log', 'info', 'warn', 'error'],
+}
+assertType<Equals<ExecutorOptions['runConcurrency'], 'reject' | 'queue' | undefined>>()
+
+// §3.1 CodeOutput keeps the snake_case field.
+assertType<Equals<CodeOutput['is_final_answer'], boolean>>()
+assertType<Equals<CodeOutput['logs'], string>>()
+assertType<Equals<CodeOutput['output'], unknown>>()
+
+// §3.1 LogEntry, Diagnostic, PreparedProgram.
+assertType<Equals<LogEntry['level'], 'log' | 'info' | 'warn' | 'error'>>()
+assertType<Equals<Diagnostic['severity'], 'ERROR' | 'WARNING' | 'INFO'>>()
+assertType<Equals<Diagnostic['location'], { line: number; column: number } | undefined>>()
+const prepared: PreparedProgram = prepareProgram('1', options)
+const diagnostics: Diagnostic[] = validateCode('1', options)
+void prepared.transformedCode
+void diagnostics
+
+// §3.1 ExecutorError extends Error with the spec's fields.
+declare const error: ExecutorError
+const asError: Error = error
+const code: ExecutorErrorCode = error.code
+assertType<Equals<typeof error.severity, 'FATAL' | 'ERROR' | 'WARN'>>()
+assertType<Equals<typeof error.retryable, boolean>>()
+assertType<Equals<typeof error.logs, string | undefined>>()
+void asError
+void code
+
+// §3.2 SESExecutor implements ICodeExecutor; create() and state are extras.
+async function contract() {
+  const executor: ICodeExecutor = new SESExecutor(options)
+  await executor.init()
+  await executor.sendVariables({ a: 1 })
+  await executor.sendTools({ add: (x: unknown, y: unknown) => Number(x) + Number(y) })
+  const result: CodeOutput = await executor.run('1')
+  await executor.cleanup()
+  const created: SESExecutor = await SESExecutor.create()
+  const state: ExecutorState = created.state
+  return [result, state]
+}
+void contract
