@@ -1,6 +1,13 @@
-//! The value model shared by the engine and the napi layer: what a sandbox value becomes when it
-//! crosses to the host (DESIGN.md "Values across the boundary"). A tree of owned data: nothing in
-//! it refers to either heap, so it can move between threads.
+//! The value model shared by the engine and the napi layer: what a value becomes while it
+//! crosses between the host and a sandbox (DESIGN.md "Values across the boundary"). It follows
+//! structured-clone semantics (what `postMessage` copies) and holds only owned data, so it can
+//! move between threads and nothing in it refers to either heap.
+//!
+//! Cycles and shared references survive the copy. Every *object* variant (`Array`, `Object`,
+//! `Date`, `RegExp`, `Map`, `Set`, `Error`, `ArrayBuffer`, `TypedArray`) is numbered 0, 1, 2, …
+//! in the order a depth-first, pre-order walk meets it (a node gets its number before its
+//! children are visited), and a later occurrence of the same object is `Ref(number)`. Both
+//! sides number the same way, so `Ref` needs no explicit ids on the object variants.
 
 /// A copied JS value.
 #[derive(Debug, Clone, PartialEq)]
@@ -10,7 +17,7 @@ pub enum Value {
     Bool(bool),
     /// Any JS number, `NaN` and `-0` included.
     Number(f64),
-    /// A BigInt in decimal notation (`-12`), which is how both engines can rebuild it exactly.
+    /// A BigInt in decimal notation (`-12`), from which both engines rebuild it exactly.
     BigInt(String),
     String(String),
     /// An array; `None` marks a hole, which stays a hole on the other side.
@@ -25,12 +32,104 @@ pub enum Value {
     },
     Map(Vec<(Value, Value)>),
     Set(Vec<Value>),
+    /// An `Error` (or subclass: `name` says which); the stack is the sandbox's own, never the
+    /// host's.
     Error {
         name: String,
         message: String,
         stack: Option<String>,
     },
-    /// A value that cannot be copied (a function, a symbol, a cycle back to an enclosing
-    /// object), replaced by how `util.inspect` prints it, so that an output never fails a run.
+    ArrayBuffer(Vec<u8>),
+    /// A typed array view; `buffer` is an `ArrayBuffer` or a `Ref` to one, so views that share a
+    /// buffer still share it after the copy.
+    TypedArray {
+        kind: TypedArrayKind,
+        buffer: Box<Value>,
+        byte_offset: usize,
+        length: usize,
+    },
+    /// The object numbered so (see the module documentation) met again: a cycle or a shared
+    /// reference.
+    Ref(usize),
+    /// A value that cannot be copied (a function, a symbol, a Proxy), replaced by how
+    /// `util.inspect` prints it, so that an output never fails a run.
     Uncloneable(String),
+}
+
+/// The typed array classes structured clone copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypedArrayKind {
+    Int8,
+    Uint8,
+    Uint8Clamped,
+    Int16,
+    Uint16,
+    Int32,
+    Uint32,
+    Float32,
+    Float64,
+    BigInt64,
+    BigUint64,
+}
+
+impl TypedArrayKind {
+    /// Every kind, in the order above.
+    pub const ALL: [TypedArrayKind; 11] = [
+        Self::Int8,
+        Self::Uint8,
+        Self::Uint8Clamped,
+        Self::Int16,
+        Self::Uint16,
+        Self::Int32,
+        Self::Uint32,
+        Self::Float32,
+        Self::Float64,
+        Self::BigInt64,
+        Self::BigUint64,
+    ];
+
+    /// The constructor's name (`"Uint8Array"`, …).
+    pub fn constructor_name(self) -> &'static str {
+        match self {
+            Self::Int8 => "Int8Array",
+            Self::Uint8 => "Uint8Array",
+            Self::Uint8Clamped => "Uint8ClampedArray",
+            Self::Int16 => "Int16Array",
+            Self::Uint16 => "Uint16Array",
+            Self::Int32 => "Int32Array",
+            Self::Uint32 => "Uint32Array",
+            Self::Float32 => "Float32Array",
+            Self::Float64 => "Float64Array",
+            Self::BigInt64 => "BigInt64Array",
+            Self::BigUint64 => "BigUint64Array",
+        }
+    }
+
+    /// The kind whose constructor is called `name`.
+    pub fn from_constructor_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|kind| kind.constructor_name() == name)
+    }
+
+    /// Bytes per element.
+    pub fn element_size(self) -> usize {
+        match self {
+            Self::Int8 | Self::Uint8 | Self::Uint8Clamped => 1,
+            Self::Int16 | Self::Uint16 => 2,
+            Self::Int32 | Self::Uint32 | Self::Float32 => 4,
+            Self::Float64 | Self::BigInt64 | Self::BigUint64 => 8,
+        }
+    }
+}
+
+/// Why a value cannot be sent where copies are required (variables, tool arguments and
+/// results): the path of the offending part and what it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path} is {what}, which cannot be copied (values cross as structured clones)")]
+pub struct CloneError {
+    /// Where the part sits, from the root's name: `variables.cfg.onDone`, `args[1].list[0]`.
+    pub path: String,
+    /// `"a function"`, `"a symbol"`, …
+    pub what: String,
 }
