@@ -30,6 +30,9 @@ impl ToNapiValue for ToJs<'_> {
             Value::Null => Null::to_napi_value(raw_env, Null),
             Value::Bool(value) => bool::to_napi_value(raw_env, *value),
             Value::Number(value) => f64::to_napi_value(raw_env, *value),
+            Value::ArrayBuffer(_) | Value::TypedArray { .. } | Value::Ref(_) => {
+                <&str>::to_napi_value(raw_env, "[not yet converted]")
+            }
             Value::String(value) | Value::Uncloneable(value) => {
                 <&str>::to_napi_value(raw_env, value.as_str())
             }
