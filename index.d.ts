@@ -78,6 +78,17 @@ export declare class SESExecutor {
   constructor(options?: ExecutorOptions)
   /** Creates an executor and `init()`s it: a drop-in for clients that never call `init()`. */
   static create(options?: ExecutorOptions): Promise<SESExecutor>
+  /**
+   * Sets each entry as a global of the sandbox holding a copy of the value (§4.3.2);
+   * functions are refused with the path to them. Requires `READY`.
+   */
+  sendVariables(variables: Record<string, unknown>): Promise<void>
+  /**
+   * Makes each entry callable from the sandbox under its key (§4.3.3): a function, or a
+   * smolagents tool object `{ inputs, forward(args) }`. Merges with earlier tools (a name sent
+   * again is replaced); further arguments are ignored. Requires `READY`.
+   */
+  sendTools(tools: Record<string, ((...args: any[]) => unknown) | SmolagentsTool>): Promise<void>
   /** The lifecycle state (§4.1). */
   get state(): ExecutorState
   /** Builds the sandbox (§4.3.1): `NEW`/`DEAD` → `READY`; a no-op when `READY`. */

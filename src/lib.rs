@@ -11,6 +11,7 @@ pub mod error;
 pub mod executor;
 pub mod options;
 pub mod program;
+pub mod tool_args;
 pub mod value;
 
 // The napi layer is exercised from JS (`__test__/`); unit tests build without it.

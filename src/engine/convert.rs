@@ -12,8 +12,52 @@ use crate::value::Value;
 /// not exhaust the engine thread's stack while being copied.
 const MAX_DEPTH: usize = 64;
 
-/// Copies `value`. Never fails: what cannot be copied becomes [`Value::Uncloneable`].
-pub fn to_value<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Value {
+/// How to treat a part that cannot be copied.
+pub enum Uncopyable {
+    Describe,
+    Refuse,
+}
+
+/// Copies `value` (interim: always describes).
+pub fn to_value<'js>(
+    ctx: &Ctx<'js>,
+    value: &JsValue<'js>,
+    _mode: Uncopyable,
+    _root: &str,
+) -> Result<Value, crate::value::CloneError> {
+    Ok(copy_out(ctx, value))
+}
+
+/// Builds a sandbox value (interim: primitives, arrays and objects).
+pub fn from_value<'js>(ctx: &Ctx<'js>, value: &Value) -> rquickjs::Result<JsValue<'js>> {
+    use rquickjs::IntoJs;
+    Ok(match value {
+        Value::Undefined => JsValue::new_undefined(ctx.clone()),
+        Value::Null => JsValue::new_null(ctx.clone()),
+        Value::Bool(b) => b.into_js(ctx)?,
+        Value::Number(n) => n.into_js(ctx)?,
+        Value::String(s) | Value::Uncloneable(s) | Value::BigInt(s) => s.as_str().into_js(ctx)?,
+        Value::Array(items) => {
+            let array = Array::new(ctx.clone())?;
+            for (index, item) in items.iter().enumerate() {
+                if let Some(item) = item {
+                    array.set(index, from_value(ctx, item)?)?;
+                }
+            }
+            array.into_value()
+        }
+        Value::Object(entries) => {
+            let object = Object::new(ctx.clone())?;
+            for (key, item) in entries {
+                object.set(key.as_str(), from_value(ctx, item)?)?;
+            }
+            object.into_value()
+        }
+        _ => JsValue::new_undefined(ctx.clone()),
+    })
+}
+
+fn copy_out<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Value {
     let mut ancestors = Vec::new();
     let copied = copy(ctx, value, &mut ancestors);
     // A Proxy trap or getter that threw leaves an exception pending; it is not the run's.

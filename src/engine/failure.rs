@@ -4,18 +4,73 @@
 
 use rquickjs::{Ctx, Value as JsValue};
 
+use super::host::ToolFailure;
 use super::inspect;
 use super::EngineError;
 use crate::program::{PreparedProgram, SCRIPT_NAME};
 
 /// Describes `thrown` for `ERR_RUNTIME_EXCEPTION`: `Name: message` for errors, Node's
-/// `Uncaught <inspect>` for anything else, plus the user's location when the stack has one.
+/// `Uncaught <inspect>` for anything else, plus the user's location when the stack has one. An
+/// exhausted heap or stack is reported as the limit it hit.
 pub fn runtime_error<'js>(
     ctx: &Ctx<'js>,
     thrown: &JsValue<'js>,
     program: &PreparedProgram,
 ) -> EngineError {
-    let (description, stack) = match thrown.as_exception() {
+    let (description, stack) = describe(ctx, thrown);
+    let limit = match description.as_str() {
+        // QuickJS throws `null` when it cannot even allocate the error.
+        "Uncaught null" | "InternalError: out of memory" => Some("memoryLimitBytes"),
+        "RangeError: Maximum call stack size exceeded" => Some("maxStackBytes"),
+        _ => None,
+    };
+    if let Some(limit) = limit {
+        let what = if limit == "memoryLimitBytes" {
+            "heap"
+        } else {
+            "stack"
+        };
+        return EngineError::Limit {
+            limit,
+            message: format!("{description} (the executor's {what} limit, {limit}, was reached)"),
+        };
+    }
+    let (location, source_line) = locate(stack.as_deref(), program);
+    let message = match (&location, &source_line) {
+        (Some(location), Some(line)) => {
+            format!("{description} (line {}: {line})", location.line)
+        }
+        _ => description,
+    };
+    EngineError::Runtime {
+        message,
+        location,
+        source_line,
+    }
+}
+
+/// Describes a tool failure that user code did not catch (`ERR_TOOL_PROXY_FAIL`), with the
+/// line of the call.
+pub fn tool_error<'js>(
+    ctx: &Ctx<'js>,
+    thrown: &JsValue<'js>,
+    tool: String,
+    failure: &ToolFailure,
+    program: &PreparedProgram,
+) -> EngineError {
+    let (_, stack) = describe(ctx, thrown);
+    let (location, source_line) = locate(stack.as_deref(), program);
+    EngineError::Tool {
+        tool,
+        message: format!("{}: {}", failure.name, failure.message),
+        location,
+        source_line,
+    }
+}
+
+/// `Name: message` (or `Uncaught <inspect>`) and the stack of a thrown value.
+fn describe<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> (String, Option<String>) {
+    match thrown.as_exception() {
         Some(error) => {
             let name = error
                 .get::<_, JsValue>("name")
@@ -31,25 +86,21 @@ pub fn runtime_error<'js>(
             (description, error.stack())
         }
         None => (format!("Uncaught {}", inspect::inspect(ctx, thrown)), None),
-    };
+    }
+}
+
+/// The user's location and source line of the first script frame of `stack`.
+fn locate(
+    stack: Option<&str>,
+    program: &PreparedProgram,
+) -> (Option<crate::diagnostic::Location>, Option<String>) {
     let location = stack
-        .as_deref()
         .and_then(first_script_position)
         .and_then(|(line, column)| program.positions.original(line, column));
     let source_line = location
         .and_then(|location| program.source.line(location.line))
         .map(|line| line.trim().to_owned());
-    let message = match (&location, &source_line) {
-        (Some(location), Some(line)) => {
-            format!("{description} (line {}: {line})", location.line)
-        }
-        _ => description,
-    };
-    EngineError::Runtime {
-        message,
-        location,
-        source_line,
-    }
+    (location, source_line)
 }
 
 /// The `line:column` of the first stack frame in the transformed script

@@ -11,7 +11,7 @@ use rquickjs::function::{Opt, Rest};
 use rquickjs::object::Property;
 use rquickjs::{qjs, Ctx, Exception, Function, Object, Result, Value as JsValue};
 
-use super::convert::to_value;
+use super::convert::{to_value, Uncopyable};
 use super::inspect;
 use super::state::{RunState, Stop};
 use crate::options::LogLevel;
@@ -51,9 +51,10 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
             if output_state.stop.get().is_some() {
                 return Err(throw_stop(&ctx));
             }
-            let copied = value
-                .0
-                .map_or(Value::Undefined, |value| to_value(&ctx, &value));
+            let copied = value.0.map_or(Value::Undefined, |value| {
+                to_value(&ctx, &value, Uncopyable::Describe, "output")
+                    .unwrap_or_else(|error| Value::Uncloneable(error.to_string()))
+            });
             *output_state.output.borrow_mut() = copied;
             Ok(())
         },
@@ -66,9 +67,10 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
         ctx.clone(),
         move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
             if answer_state.stop.get().is_none() {
-                let copied = value
-                    .0
-                    .map_or(Value::Undefined, |value| to_value(&ctx, &value));
+                let copied = value.0.map_or(Value::Undefined, |value| {
+                    to_value(&ctx, &value, Uncopyable::Describe, "output")
+                        .unwrap_or_else(|error| Value::Uncloneable(error.to_string()))
+                });
                 *answer_state.final_answer.borrow_mut() = Some(copied);
                 answer_state.stop_with(Stop::FinalAnswer);
             }
@@ -104,7 +106,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
 /// Throws an error that no `catch` or `finally` in user code can intercept (quickjs-ng's
 /// uncatchable flag, the same mechanism as its interrupt handler), so the run ends as the
 /// engine decided: `final_answer` cannot be swallowed and a guard overflow cannot be caught.
-fn throw_stop(ctx: &Ctx<'_>) -> rquickjs::Error {
+pub(super) fn throw_stop(ctx: &Ctx<'_>) -> rquickjs::Error {
     match Exception::from_message(ctx.clone(), "execution stopped") {
         Ok(error) => {
             let value = error.into_value();

@@ -2,12 +2,17 @@
 //! (DESIGN.md "What we are building"). Sandbox code never runs on Node's thread; a run is a
 //! message to this thread, answered on a oneshot channel. The engine knows nothing of napi.
 
+mod bridge;
 mod console;
 mod convert;
+mod endowments;
 mod failure;
 mod globals;
+pub mod host;
 pub mod inspect;
 mod state;
+#[cfg(test)]
+pub mod testing;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +25,7 @@ use tokio::sync::oneshot;
 use crate::diagnostic::{Diagnostic, Location};
 use crate::options::{LogLevel, Options};
 use crate::value::Value;
+use host::{Host, ToolAnswer};
 
 pub use console::TRUNCATION_MARKER;
 
@@ -91,6 +97,21 @@ pub enum EngineError {
         location: Option<Location>,
         source_line: Option<String>,
     },
+    /// A tool failed and user code did not catch it (§7.4).
+    #[error("{tool}: {message}")]
+    Tool {
+        tool: String,
+        message: String,
+        location: Option<Location>,
+        source_line: Option<String>,
+    },
+    /// A resource limit ended the run: `limit` names the option (`memoryLimitBytes`,
+    /// `maxStackBytes`).
+    #[error("{message}")]
+    Limit {
+        limit: &'static str,
+        message: String,
+    },
     /// The loop guard counted past the limit (§6.3).
     #[error("max operations exceeded ({limit})")]
     MaxOperations { limit: u64 },
@@ -100,13 +121,27 @@ pub enum EngineError {
     /// The runtime or context could not be created.
     #[error("{0}")]
     Start(String),
+    /// Tools or variables could not be installed.
+    #[error("{0}")]
+    Endowment(String),
+    /// An earlier run left the context untrustworthy (§7.6); nothing more runs in it.
+    #[error("the context is dirty after an earlier run")]
+    Dirty,
     /// The engine thread is gone (shut down, or it never started).
     #[error("the engine thread has stopped")]
     Stopped,
 }
 
+/// A message to the engine thread.
 enum Command {
     Run(RunRequest, oneshot::Sender<RunReport>),
+    DefineTools(Vec<String>, oneshot::Sender<Result<(), EngineError>>),
+    SetVariables(
+        Vec<(String, Value)>,
+        oneshot::Sender<Result<(), EngineError>>,
+    ),
+    /// An answer about tool call `id`.
+    Tool(u64, ToolAnswer),
     Shutdown,
 }
 
@@ -118,21 +153,24 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Spawns the engine thread. The receiver answers once the runtime and context exist.
+    /// Spawns the engine thread, whose tool calls go to `host`. The receiver answers once the
+    /// runtime and context exist.
     pub fn start(
         config: EngineConfig,
+        host: Arc<dyn Host>,
     ) -> Result<(Engine, oneshot::Receiver<Result<(), EngineError>>), EngineError> {
         let (commands, inbox) = mpsc::channel();
         let (ready, ready_rx) = oneshot::channel();
         let shutdown = Arc::new(AtomicBool::new(false));
         let thread_shutdown = Arc::clone(&shutdown);
+        let replies = commands.clone();
         // The thread's own stack must stay well above QuickJS's limit (TOOLCHAIN-NOTES), and
         // also carries oxc's recursive descent over deeply nested user code.
         let stack_size = config.max_stack_bytes.saturating_add(8 * 1024 * 1024);
         let thread = std::thread::Builder::new()
             .name("ses-executor".into())
             .stack_size(stack_size)
-            .spawn(move || worker::main(config, inbox, ready, thread_shutdown))
+            .spawn(move || worker::main(config, (inbox, replies), host, ready, thread_shutdown))
             .map_err(|error| {
                 EngineError::Start(format!("cannot spawn the engine thread: {error}"))
             })?;
@@ -152,6 +190,23 @@ impl Engine {
         let (reply, receiver) = oneshot::channel();
         // A send error drops `reply`, which is exactly the "thread is gone" signal.
         let _ = self.commands.send(Command::Run(request, reply));
+        receiver
+    }
+
+    /// Installs the named tools as sandbox globals that call the host (§7.4).
+    pub fn define_tools(&self, names: Vec<String>) -> oneshot::Receiver<Result<(), EngineError>> {
+        let (reply, receiver) = oneshot::channel();
+        let _ = self.commands.send(Command::DefineTools(names, reply));
+        receiver
+    }
+
+    /// Sets globals holding copies of `variables` (§4.3.2).
+    pub fn set_variables(
+        &self,
+        variables: Vec<(String, Value)>,
+    ) -> oneshot::Receiver<Result<(), EngineError>> {
+        let (reply, receiver) = oneshot::channel();
+        let _ = self.commands.send(Command::SetVariables(variables, reply));
         receiver
     }
 

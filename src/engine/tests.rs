@@ -1,31 +1,297 @@
-//! Engine tests without Node: a real engine thread driven through its channel.
+//! Engine tests without Node: a real engine thread driven through its channel, with a fake host.
 
+use std::time::Instant;
+
+use super::testing::{after, engine_with, run_on, sync, FakeHost, FakeTool};
 use super::*;
+use crate::engine::host::ToolFailure;
 
-fn engine() -> Engine {
-    let (engine, ready) = Engine::start(EngineConfig::from(&Options::default())).unwrap();
-    ready.blocking_recv().unwrap().unwrap();
-    engine
+fn options() -> Options {
+    Options {
+        timeout_ms: 2_000,
+        ..Options::default()
+    }
 }
 
-fn run(engine: &Engine, code: &str) -> RunReport {
-    engine
-        .run(RunRequest::new(code.into(), &Options::default()))
-        .blocking_recv()
-        .unwrap()
+fn number(args: &[Value], index: usize) -> f64 {
+    match args.get(index) {
+        Some(Value::Number(n)) => *n,
+        _ => f64::NAN,
+    }
+}
+
+fn host() -> FakeHost {
+    FakeHost::default()
+        .with(
+            "add",
+            sync(|args| Ok(Value::Number(number(&args, 0) + number(&args, 1)))),
+        )
+        .with(
+            "slowAdd",
+            after(50, |args| Ok(Value::Number(number(&args, 0) + 1.0))),
+        )
+        .with(
+            "boom",
+            sync(|_| {
+                Err(ToolFailure {
+                    name: "TypeError".into(),
+                    message: "kaput".into(),
+                })
+            }),
+        )
+        .with(
+            "slowBoom",
+            after(10, |_| Err(ToolFailure::new("late failure"))),
+        )
+        .with("never", FakeTool::Never)
+}
+
+fn output(report: RunReport) -> Value {
+    match report.result {
+        Ok(completion) => completion.output,
+        Err(error) => panic!("run failed: {error:?} (logs: {})", report.logs),
+    }
+}
+
+fn error(report: RunReport) -> EngineError {
+    report.result.expect_err("expected a failure")
 }
 
 #[test]
-fn smoke() {
-    let e = engine();
-    let r = run(&e, "const x = 1; console.log('hi', x); x + 1");
-    println!("{:?}", r);
-    let r = run(&e, "const x = 5; x * 2");
-    println!("{:?}", r);
-    let r = run(&e, "try { final_answer(3) } catch {} console.log('after')");
-    println!("{:?}", r);
-    let r = run(&e, "let i = 0; while (true) { try { i++ } catch {} }");
-    println!("{:?}", r);
-    let r = run(&e, "const o = {}; \n o.f()");
-    println!("{:?}", r);
+fn a_sync_tool_returns_its_value_synchronously() {
+    let engine = engine_with(host(), &options());
+    assert_eq!(
+        output(run_on(&engine, "const n = add(1, 2); n", &options())),
+        Value::Number(3.0)
+    );
+}
+
+#[test]
+fn an_async_tool_returns_a_promise_and_await_works_on_both() {
+    let engine = engine_with(host(), &options());
+    let code = "const p = slowAdd(1); [p instanceof Promise, await p, await add(2, 2)]";
+    assert_eq!(
+        output(run_on(&engine, code, &options())),
+        Value::Array(vec![
+            Some(Value::Bool(true)),
+            Some(Value::Number(2.0)),
+            Some(Value::Number(4.0))
+        ])
+    );
+}
+
+#[test]
+fn async_calls_overlap() {
+    let engine = engine_with(host(), &options());
+    let started = Instant::now();
+    let code = "await Promise.all([slowAdd(1), slowAdd(2), slowAdd(3), slowAdd(4)])";
+    output(run_on(&engine, code, &options()));
+    // Four 50 ms calls in sequence would take 200 ms.
+    assert!(
+        started.elapsed().as_millis() < 150,
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_tool_failure_is_a_catchable_error_with_the_tools_name_and_message() {
+    let engine = engine_with(host(), &options());
+    let code = "let seen; try { boom() } catch (e) { seen = [e instanceof Error, e.name, e.message] } seen";
+    assert_eq!(
+        output(run_on(&engine, code, &options())),
+        Value::Array(vec![
+            Some(Value::Bool(true)),
+            Some(Value::String("TypeError".into())),
+            Some(Value::String("kaput".into()))
+        ])
+    );
+}
+
+#[test]
+fn an_uncaught_tool_failure_is_a_tool_error_at_the_calling_line() {
+    let engine = engine_with(host(), &options());
+    match error(run_on(&engine, "const a = 1;\nboom(a)", &options())) {
+        EngineError::Tool {
+            tool,
+            message,
+            location,
+            source_line,
+        } => {
+            assert_eq!(tool, "boom");
+            assert_eq!(message, "TypeError: kaput");
+            assert_eq!(location.map(|l| l.line), Some(2));
+            assert_eq!(source_line.as_deref(), Some("boom(a)"));
+        }
+        other => panic!("expected a tool error, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_uncaught_rejection_from_a_tool_is_a_tool_error() {
+    let engine = engine_with(host(), &options());
+    assert!(matches!(
+        error(run_on(&engine, "await slowBoom()", &options())),
+        EngineError::Tool { tool, .. } if tool == "slowBoom"
+    ));
+}
+
+#[test]
+fn an_error_thrown_after_a_tool_returned_is_a_runtime_error() {
+    let engine = engine_with(host(), &options());
+    assert!(matches!(
+        error(run_on(
+            &engine,
+            "const n = add(1, 2); n.foo.bar",
+            &options()
+        )),
+        EngineError::Runtime { .. }
+    ));
+}
+
+#[test]
+fn a_tool_that_never_settles_times_out_and_leaves_the_context_dirty() {
+    let options = Options {
+        timeout_ms: 100,
+        ..Options::default()
+    };
+    let engine = engine_with(host(), &options);
+    let started = Instant::now();
+    let report = run_on(&engine, "await never()", &options);
+    assert!(report.dirty);
+    assert_eq!(error(report), EngineError::Timeout { timeout_ms: 100 });
+    assert!(
+        started.elapsed().as_millis() < 200,
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(error(run_on(&engine, "1", &options)), EngineError::Dirty);
+}
+
+#[test]
+fn cpu_loops_the_guard_does_not_count_are_stopped_at_the_deadline() {
+    let options = Options {
+        timeout_ms: 100,
+        max_operations: u64::MAX,
+        ..Options::default()
+    };
+    for code in [
+        "while (true) {}",
+        "function f() { try { f() } catch {} try { f() } catch {} } f()",
+        "/^(a+)+$/.test('a'.repeat(40) + 'b')",
+        "Promise.resolve().then(function f() { Promise.resolve().then(f) }); await new Promise(() => {})",
+        "while (true) { await null }",
+    ] {
+        let engine = engine_with(host(), &options);
+        let started = Instant::now();
+        let report = run_on(&engine, code, &options);
+        assert_eq!(error(report), EngineError::Timeout { timeout_ms: 100 }, "{code}");
+        assert!(started.elapsed().as_millis() < 300, "{code}: {:?}", started.elapsed());
+    }
+}
+
+#[test]
+fn a_memory_bomb_hits_the_heap_limit_and_the_context_is_dirty() {
+    let options = Options {
+        memory_limit_bytes: 16 * 1024 * 1024,
+        ..options()
+    };
+    let engine = engine_with(host(), &options);
+    let report = run_on(
+        &engine,
+        "const keep = []; while (true) keep.push(new Array(100000).fill(1))",
+        &Options {
+            max_operations: u64::MAX,
+            ..options.clone()
+        },
+    );
+    assert!(report.dirty);
+    assert!(matches!(
+        error(report),
+        EngineError::Limit {
+            limit: "memoryLimitBytes",
+            ..
+        }
+    ));
+}
+
+#[test]
+fn runaway_recursion_hits_the_stack_limit_and_the_context_stays_usable() {
+    let engine = engine_with(host(), &options());
+    let report = run_on(
+        &engine,
+        "function down(n) { return down(n + 1) + 1 }\ndown(0)",
+        &options(),
+    );
+    assert!(!report.dirty);
+    assert!(matches!(
+        error(report),
+        EngineError::Limit {
+            limit: "maxStackBytes",
+            ..
+        }
+    ));
+    assert_eq!(
+        output(run_on(&engine, "1 + 1", &options())),
+        Value::Number(2.0)
+    );
+}
+
+#[test]
+fn final_answer_and_tools_after_it_do_not_run() {
+    let engine = engine_with(host(), &options());
+    let report = run_on(
+        &engine,
+        "try { final_answer(1) } catch {} add(1, 2)",
+        &options(),
+    );
+    assert_eq!(
+        report.result,
+        Ok(Completion {
+            output: Value::Number(1.0),
+            is_final_answer: true
+        })
+    );
+}
+
+#[test]
+fn variables_are_globals_holding_copies() {
+    let engine = engine_with(host(), &options());
+    let variables = vec![("answer".to_string(), Value::Number(42.0))];
+    engine
+        .set_variables(variables)
+        .blocking_recv()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        output(run_on(&engine, "answer = answer + 1; answer", &options())),
+        Value::Number(43.0)
+    );
+}
+
+#[test]
+fn tools_are_frozen_non_writable_globals() {
+    let engine = engine_with(host(), &options());
+    let code = r#"
+        try { add = () => 0 } catch {}
+        try { delete globalThis.add } catch {}
+        try { add.call = null } catch {}
+        [add(1, 1), Object.isFrozen(add), Object.getOwnPropertyDescriptor(globalThis, "add").writable]"#;
+    assert_eq!(
+        output(run_on(&engine, code, &options())),
+        Value::Array(vec![
+            Some(Value::Number(2.0)),
+            Some(Value::Bool(true)),
+            Some(Value::Bool(false))
+        ])
+    );
+}
+
+#[test]
+fn a_run_with_nothing_left_to_settle_its_promise_fails_at_once() {
+    let engine = engine_with(host(), &options());
+    assert!(matches!(
+        error(run_on(&engine, "await new Promise(() => {})", &options())),
+        EngineError::Runtime { message, .. } if message.contains("never settle")
+    ));
 }

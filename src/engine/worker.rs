@@ -1,5 +1,6 @@
-//! The engine thread: builds the runtime and context, then serves runs until told to stop.
+//! The engine thread: builds the runtime and context, then serves commands until told to stop.
 
+use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
@@ -10,23 +11,37 @@ use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Promise, Runtime, Value as JsValue};
 use tokio::sync::oneshot;
 
+use super::bridge::Bridge;
 use super::console::LogBuffer;
-use super::failure::runtime_error;
+use super::endowments::{define_tools, set_variables};
+use super::failure::{runtime_error, tool_error};
 use super::globals;
+use super::host::Host;
 use super::state::{RunState, Stop};
 use super::{Command, Completion, EngineConfig, EngineError, RunReport, RunRequest};
 use crate::program::{self, PreparedProgram, SCRIPT_NAME};
 use crate::value::Value;
 
 /// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
-/// console or output call, or by the interrupt handler) so that none of them survives into the
-/// next run; past this many the context is reported dirty instead.
+/// console, tool or output call, or by the interrupt handler) so that none of them survives into
+/// the next run; past this many the context is reported dirty instead.
 const MAX_JOBS_AFTER_STOP: usize = 10_000;
+
+/// The engine thread and what it owns.
+struct Worker {
+    context: Context,
+    state: Rc<RunState>,
+    bridge: Rc<Bridge>,
+    tools: HashSet<String>,
+    /// Set once a run left the context untrustworthy (§7.6): later runs are refused.
+    dirty: bool,
+}
 
 /// The thread's body.
 pub(super) fn main(
     config: EngineConfig,
-    inbox: mpsc::Receiver<Command>,
+    (inbox, replies): (mpsc::Receiver<Command>, mpsc::Sender<Command>),
+    host: Arc<dyn Host>,
     ready: oneshot::Sender<Result<(), EngineError>>,
     shutdown: Arc<AtomicBool>,
 ) {
@@ -41,12 +56,32 @@ pub(super) fn main(
     if ready.send(Ok(())).is_err() {
         return;
     }
-    while let Ok(Command::Run(request, reply)) = inbox.recv() {
-        let report = run(&context, &state, request);
-        let _ = reply.send(report);
+    let mut worker = Worker {
+        context,
+        state,
+        bridge: Rc::new(Bridge::new(inbox, replies, host)),
+        tools: HashSet::new(),
+        dirty: false,
+    };
+    while let Some(command) = worker.bridge.next_command() {
+        match command {
+            Command::Run(request, reply) => {
+                let report = worker.run(request);
+                let _ = reply.send(report);
+            }
+            Command::DefineTools(names, reply) => {
+                let _ = reply.send(worker.define_tools(&names));
+            }
+            Command::SetVariables(variables, reply) => {
+                let _ = reply.send(worker.set_variables(&variables));
+            }
+            Command::Tool(..) => {}
+            Command::Shutdown => break,
+        }
     }
-    // The context holds the native functions, which hold `state`: drop it before the runtime.
-    drop(context);
+    // The context holds the native functions, which hold the state and bridge (and their
+    // persistent handles): everything goes before the runtime.
+    drop(worker);
     drop(runtime);
 }
 
@@ -64,27 +99,55 @@ fn build(config: &EngineConfig, state: &Rc<RunState>) -> Result<(Runtime, Contex
     Ok((runtime, context))
 }
 
-fn run(context: &Context, state: &RunState, request: RunRequest) -> RunReport {
-    let program = program::prepare(&request.code);
-    if program.is_blocked() {
-        return RunReport {
-            result: Err(EngineError::Invalid(program.diagnostics)),
-            logs: String::new(),
-            dirty: false,
-        };
+impl Worker {
+    fn define_tools(&mut self, names: &[String]) -> Result<(), EngineError> {
+        let (bridge, state, tools) = (&self.bridge, &self.state, &mut self.tools);
+        self.context
+            .with(|ctx| define_tools(&ctx, names, tools, bridge, state))
+            .map_err(EngineError::Endowment)
     }
-    let deadline = Instant::now() + Duration::from_millis(request.timeout_ms);
-    state.begin(
-        request.max_operations,
-        deadline,
-        LogBuffer::new(request.log_levels.clone(), request.max_log_bytes),
-    );
-    let (result, dirty) = context.with(|ctx| execute(&ctx, state, &program, &request));
-    state.end();
-    RunReport {
-        result,
-        logs: state.logs.borrow_mut().take(),
-        dirty,
+
+    fn set_variables(&mut self, variables: &[(String, Value)]) -> Result<(), EngineError> {
+        self.context
+            .with(|ctx| set_variables(&ctx, variables))
+            .map_err(EngineError::Endowment)
+    }
+
+    fn run(&mut self, request: RunRequest) -> RunReport {
+        if self.dirty {
+            return RunReport {
+                result: Err(EngineError::Dirty),
+                logs: String::new(),
+                dirty: true,
+            };
+        }
+        let program = program::prepare(&request.code);
+        if program.is_blocked() {
+            return RunReport {
+                result: Err(EngineError::Invalid(program.diagnostics)),
+                logs: String::new(),
+                dirty: false,
+            };
+        }
+        let deadline = Instant::now() + Duration::from_millis(request.timeout_ms);
+        self.state.begin(
+            request.max_operations,
+            deadline,
+            LogBuffer::new(request.log_levels.clone(), request.max_log_bytes),
+        );
+        self.bridge.begin_run();
+        let (state, bridge) = (&self.state, &self.bridge);
+        let (result, dirty) = self
+            .context
+            .with(|ctx| execute(&ctx, state, bridge, &program, &request));
+        self.bridge.end_run();
+        self.state.end();
+        self.dirty |= dirty;
+        RunReport {
+            result,
+            logs: self.state.logs.borrow_mut().take(),
+            dirty,
+        }
     }
 }
 
@@ -92,7 +155,7 @@ fn run(context: &Context, state: &RunState, request: RunRequest) -> RunReport {
 enum Settled<'js> {
     Resolved,
     Threw(JsValue<'js>),
-    /// Pending with no job left to run: nothing can ever settle it.
+    /// Pending with no job left to run and no tool call in flight: nothing can settle it.
     Stuck,
     /// User code was stopped (see [`RunState::stop`]).
     Stopped,
@@ -101,6 +164,7 @@ enum Settled<'js> {
 fn execute<'js>(
     ctx: &Ctx<'js>,
     state: &RunState,
+    bridge: &Bridge,
     program: &PreparedProgram,
     request: &RunRequest,
 ) -> (Result<Completion, EngineError>, bool) {
@@ -112,18 +176,13 @@ fn execute<'js>(
     options.filename = Some(SCRIPT_NAME.into());
     let settled =
         match ctx.eval_with_options::<Promise, _>(program.transformed_code.as_str(), options) {
-            Ok(promise) => drive(ctx, state, &promise),
+            Ok(promise) => drive(ctx, state, bridge, &promise),
             Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
-            Err(other) => {
-                return (
-                    Err(EngineError::Runtime {
-                        message: other.to_string(),
-                        location: None,
-                        source_line: None,
-                    }),
-                    false,
-                )
-            }
+            Err(other) => Settled::Threw(
+                rquickjs::String::from_str(ctx.clone(), &other.to_string())
+                    .map(rquickjs::String::into_value)
+                    .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone())),
+            ),
         };
     let drained = drain(ctx, state);
 
@@ -144,7 +203,10 @@ fn execute<'js>(
                 output: std::mem::replace(&mut *state.output.borrow_mut(), Value::Undefined),
                 is_final_answer: false,
             }),
-            Settled::Threw(thrown) => Err(runtime_error(ctx, &thrown, program)),
+            Settled::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
+                Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program),
+                None => runtime_error(ctx, &thrown, program),
+            }),
             Settled::Stuck => Err(EngineError::Runtime {
                 message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
                 location: None,
@@ -153,12 +215,26 @@ fn execute<'js>(
             Settled::Stopped => Err(EngineError::Stopped),
         },
     };
-    let timed_out = matches!(result, Err(EngineError::Timeout { .. }));
-    (result, timed_out || !drained)
+    let untrusted = matches!(
+        result,
+        Err(EngineError::Timeout { .. }
+            | EngineError::Stopped
+            | EngineError::Limit {
+                limit: "memoryLimitBytes",
+                ..
+            })
+    );
+    (result, untrusted || !drained)
 }
 
-/// Runs the job queue until the script's promise settles.
-fn drive<'js>(ctx: &Ctx<'js>, state: &RunState, promise: &Promise<'js>) -> Settled<'js> {
+/// Runs the job queue, and settles tool promises as the host answers, until the script's
+/// promise settles.
+fn drive<'js>(
+    ctx: &Ctx<'js>,
+    state: &RunState,
+    bridge: &Bridge,
+    promise: &Promise<'js>,
+) -> Settled<'js> {
     loop {
         match promise.state() {
             PromiseState::Resolved => return Settled::Resolved,
@@ -171,8 +247,14 @@ fn drive<'js>(ctx: &Ctx<'js>, state: &RunState, promise: &Promise<'js>) -> Settl
                 if state.stop.get().is_some() {
                     return Settled::Stopped;
                 }
-                if !ctx.execute_pending_job() {
+                if ctx.execute_pending_job() {
+                    continue;
+                }
+                if !bridge.has_pending_calls() {
                     return Settled::Stuck;
+                }
+                if !bridge.settle_next(ctx, state) {
+                    return Settled::Stopped;
                 }
             }
         }

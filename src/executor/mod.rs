@@ -7,15 +7,18 @@
 
 mod state;
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{json, Value as Json};
 
 use crate::diagnostic::Diagnostic;
+use crate::engine::host::Host;
 use crate::engine::{Completion, Engine, EngineConfig, EngineError, RunReport, RunRequest};
 use crate::error::{ErrorCode, ExecutorError};
-use crate::options::Options;
+use crate::options::{Options, RunConcurrency};
+use crate::program::INTERNAL_PREFIX;
 use crate::value::Value;
 
 pub use state::ExecutorState;
@@ -31,13 +34,23 @@ pub struct RunOutput {
 struct Inner {
     state: ExecutorState,
     engine: Option<Engine>,
+    /// Runs handed to the engine and not answered yet: the running one and the queued ones
+    /// (§2.3; the engine thread runs them in order).
+    in_flight: usize,
+    /// The tool names sent since the engine was built.
+    tools: HashSet<String>,
 }
 
-/// One executor: checked options, a state, and (between `init` and `cleanup`) an engine.
+/// One executor: checked options, a state, the host its tools call, and (between `init` and
+/// `cleanup`) an engine.
 pub struct Executor {
     options: Arc<Options>,
+    host: Arc<dyn Host>,
     inner: Arc<Mutex<Inner>>,
 }
+
+/// Globals the executor itself provides; neither tools nor variables may take their names.
+const RESERVED_GLOBALS: [&str; 2] = ["final_answer", "console"];
 
 /// Locks the shared state. The lock is never held across user code or an await, so poisoning
 /// can only follow a bug elsewhere; the state itself is still consistent then.
@@ -46,13 +59,16 @@ fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
 }
 
 impl Executor {
-    /// A `NEW` executor (§4.1).
-    pub fn new(options: Options) -> Self {
+    /// A `NEW` executor (§4.1) whose tools are served by `host`.
+    pub fn new(options: Options, host: Arc<dyn Host>) -> Self {
         Self {
             options: Arc::new(options),
+            host,
             inner: Arc::new(Mutex::new(Inner {
                 state: ExecutorState::New,
                 engine: None,
+                in_flight: 0,
+                tools: HashSet::new(),
             })),
         }
     }
@@ -76,10 +92,12 @@ impl Executor {
             match guard.state {
                 ExecutorState::Ready => Ok(None),
                 ExecutorState::New | ExecutorState::Dead => {
-                    match Engine::start(EngineConfig::from(self.options.as_ref())) {
+                    let config = EngineConfig::from(self.options.as_ref());
+                    match Engine::start(config, Arc::clone(&self.host)) {
                         Ok((engine, ready)) => {
                             guard.state = ExecutorState::Initializing;
                             guard.engine = Some(engine);
+                            guard.tools.clear();
                             Ok(Some(ready))
                         }
                         Err(error) => {
@@ -111,8 +129,67 @@ impl Executor {
         }
     }
 
+    /// `sendVariables` (§4.3.2): sets globals holding copies of `variables`, replacing earlier
+    /// values of the same names.
+    pub fn send_variables(
+        &self,
+        variables: Vec<(String, Value)>,
+    ) -> impl Future<Output = Result<(), ExecutorError>> + Send + 'static {
+        let sent = {
+            let guard = lock(&self.inner);
+            match (guard.state, guard.engine.as_ref()) {
+                (ExecutorState::Ready, Some(engine)) => variables
+                    .iter()
+                    .find_map(|(name, _)| {
+                        if guard.tools.contains(name) {
+                            Some(endowment_refused(name, "is a tool's name"))
+                        } else {
+                            reserved(name)
+                        }
+                    })
+                    .map_or_else(|| Ok(engine.set_variables(variables)), Err),
+                (state, _) => Err(ExecutorError::invalid_state(state, "sendVariables")),
+            }
+        };
+        async move { endowed(sent?.await) }
+    }
+
+    /// `sendTools` (§4.3.3): makes each named tool callable from the sandbox. `register` hands
+    /// the tools to the host, and runs only once the call is accepted, before any later run can
+    /// call them.
+    pub fn send_tools(
+        &self,
+        names: Vec<String>,
+        register: impl FnOnce(),
+    ) -> impl Future<Output = Result<(), ExecutorError>> + Send + 'static {
+        let sent = {
+            let mut guard = lock(&self.inner);
+            match guard.state {
+                ExecutorState::Ready if guard.engine.is_some() => {
+                    match names.iter().find_map(|name| reserved(name)) {
+                        Some(refused) => Err(refused),
+                        None => {
+                            register();
+                            guard.tools.extend(names.iter().cloned());
+                            guard
+                                .engine
+                                .as_ref()
+                                .map(|engine| engine.define_tools(names))
+                                .ok_or_else(|| {
+                                    ExecutorError::invalid_state(ExecutorState::Ready, "sendTools")
+                                })
+                        }
+                    }
+                }
+                state => Err(ExecutorError::invalid_state(state, "sendTools")),
+            }
+        };
+        async move { endowed(sent?.await) }
+    }
+
     /// `run(code)` (§4.3.4, §7.2): `READY` → `RUNNING` → `READY`, or `DIRTY` after a timeout or
-    /// when the context can no longer be trusted (§7.6).
+    /// when the context can no longer be trusted (§7.6). With `runConcurrency: "queue"`, a run
+    /// started while another runs waits its turn (FIFO, at most `maxQueuedRuns` waiting).
     pub fn run(
         &self,
         code: String,
@@ -120,14 +197,33 @@ impl Executor {
         let inner = Arc::clone(&self.inner);
         let submitted = {
             let mut guard = lock(&inner);
+            let queue = self.options.run_concurrency == RunConcurrency::Queue;
+            let waiting = guard.in_flight.saturating_sub(1);
             match (guard.state, guard.engine.as_ref()) {
                 (ExecutorState::Ready, Some(engine)) => {
-                    let reply = engine.run(RunRequest::new(code, &self.options));
-                    guard.state = ExecutorState::Running;
-                    Ok(reply)
+                    Ok(engine.run(RunRequest::new(code, &self.options)))
                 }
+                (ExecutorState::Running, Some(engine))
+                    if queue && waiting < self.options.max_queued_runs =>
+                {
+                    Ok(engine.run(RunRequest::new(code, &self.options)))
+                }
+                (ExecutorState::Running, Some(_)) if queue => Err(ExecutorError::new(
+                    ErrorCode::InvalidState,
+                    format!(
+                        "RUNNING (the run queue is full: {waiting} of {} places taken)",
+                        self.options.max_queued_runs
+                    ),
+                )
+                .with_detail("state", "RUNNING")
+                .with_detail("method", "run")
+                .with_detail("maxQueuedRuns", self.options.max_queued_runs)),
                 (state, _) => Err(ExecutorError::invalid_state(state, "run")),
             }
+            .inspect(|_| {
+                guard.in_flight += 1;
+                guard.state = ExecutorState::Running;
+            })
         };
         async move {
             let report = submitted?.await.unwrap_or_else(|_| RunReport {
@@ -137,12 +233,11 @@ impl Executor {
             });
             {
                 let mut guard = lock(&inner);
-                if guard.state == ExecutorState::Running {
-                    guard.state = if report.dirty {
-                        ExecutorState::Dirty
-                    } else {
-                        ExecutorState::Ready
-                    };
+                guard.in_flight = guard.in_flight.saturating_sub(1);
+                if report.dirty && guard.state == ExecutorState::Running {
+                    guard.state = ExecutorState::Dirty;
+                } else if guard.in_flight == 0 && guard.state == ExecutorState::Running {
+                    guard.state = ExecutorState::Ready;
                 }
             }
             match report.result {
@@ -190,6 +285,45 @@ impl Executor {
     }
 }
 
+/// Refuses a tool or variable name the executor keeps for itself.
+fn reserved(name: &str) -> Option<ExecutorError> {
+    if name.is_empty() {
+        Some(endowment_refused(name, "is empty"))
+    } else if RESERVED_GLOBALS.contains(&name) {
+        Some(endowment_refused(name, "is provided by the executor"))
+    } else if name.starts_with(INTERNAL_PREFIX) {
+        Some(endowment_refused(
+            name,
+            "uses the executor's internal prefix",
+        ))
+    } else {
+        None
+    }
+}
+
+fn endowment_refused(name: &str, why: &str) -> ExecutorError {
+    ExecutorError::new(
+        ErrorCode::ValidationFailed,
+        format!(": the name '{name}' {why}"),
+    )
+    .with_detail("name", name)
+}
+
+/// The outcome of installing tools or variables.
+fn endowed(
+    answer: Result<Result<(), EngineError>, tokio::sync::oneshot::error::RecvError>,
+) -> Result<(), ExecutorError> {
+    match answer {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(EngineError::Endowment(message))) => Err(ExecutorError::new(
+            ErrorCode::ValidationFailed,
+            format!(": {message}"),
+        )),
+        Ok(Err(error)) => Err(run_failed(error, String::new())),
+        Err(_) => Err(run_failed(EngineError::Stopped, String::new())),
+    }
+}
+
 fn init_failed(error: &EngineError) -> ExecutorError {
     ExecutorError::new(ErrorCode::SesInitFailed, error)
 }
@@ -214,6 +348,28 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
             }
             error
         }
+        EngineError::Tool {
+            tool,
+            message,
+            location,
+            source_line,
+        } => {
+            let mut error =
+                ExecutorError::new(ErrorCode::ToolProxyFail, format!("{tool}: {message}"))
+                    .with_detail("tool", tool);
+            if let Some(location) = location {
+                error = error
+                    .with_detail("line", location.line)
+                    .with_detail("column", location.column);
+            }
+            if let Some(line) = source_line {
+                error = error.with_detail("sourceLine", line);
+            }
+            error
+        }
+        EngineError::Limit { limit, message } => {
+            ExecutorError::new(ErrorCode::RuntimeException, message).with_detail("limit", limit)
+        }
         EngineError::MaxOperations { limit } => {
             ExecutorError::new(ErrorCode::MaxOpsExceeded, limit).with_detail("maxOperations", limit)
         }
@@ -222,6 +378,10 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
                 .with_detail("timeoutMs", timeout_ms)
         }
         EngineError::Start(message) => ExecutorError::new(ErrorCode::SesInitFailed, message),
+        EngineError::Endowment(message) => {
+            ExecutorError::new(ErrorCode::ValidationFailed, format!(": {message}"))
+        }
+        EngineError::Dirty => ExecutorError::invalid_state(ExecutorState::Dirty, "run"),
         EngineError::Stopped => ExecutorError::new(
             ErrorCode::RuntimeException,
             "the executor was shut down during the run",

@@ -1,9 +1,14 @@
 //! The state machine of §4.2, row by row, over a real engine thread.
 
 use super::*;
+use crate::engine::testing::FakeHost;
 
 fn executor() -> Executor {
-    Executor::new(Options::default())
+    with_options(Options::default())
+}
+
+fn with_options(options: Options) -> Executor {
+    Executor::new(options, Arc::new(FakeHost::default()))
 }
 
 fn code_of(result: Result<impl std::fmt::Debug, ExecutorError>) -> ErrorCode {
@@ -69,7 +74,7 @@ async fn a_second_concurrent_run_is_refused_in_reject_mode() {
 
 #[tokio::test]
 async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
-    let executor = Executor::new(Options {
+    let executor = with_options(Options {
         timeout_ms: 50,
         max_operations: u64::MAX,
         ..Options::default()
@@ -136,7 +141,7 @@ async fn calls_in_the_wrong_state_name_the_state() {
 #[tokio::test]
 async fn init_failure_leaves_the_executor_dead() {
     // A heap too small to hold the context makes context creation fail (§4.2 INITIALIZING → DEAD).
-    let executor = Executor::new(Options {
+    let executor = with_options(Options {
         memory_limit_bytes: 1024,
         ..Options::default()
     });

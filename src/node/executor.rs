@@ -1,14 +1,19 @@
 //! The `SESExecutor` class (§3.2): converts arguments, forwards to [`Executor`], and turns its
 //! results into `CodeOutput` objects and `ExecutorError`s. It decides nothing.
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 
-use napi::bindgen_prelude::{PromiseRaw, ToNapiValue, Unknown, ValueType};
+use napi::bindgen_prelude::{
+    FromNapiValue, Function, JsObjectValue, Object, PromiseRaw, ToNapiValue, Unknown, ValueType,
+};
 use napi::{Env, JsValue, Result};
 
 use super::error::to_napi_error;
+use super::host::{JsArgs, NodeHost, NodeTool, ToolTable};
 use super::options::read;
-use super::value::ToJs;
+use super::value::{from_js, ToJs};
 use crate::diagnostic::Diagnostic;
 use crate::error::ExecutorError;
 use crate::executor::{validation_failed, Executor, RunOutput};
@@ -64,6 +69,8 @@ impl From<RunOutput> for CodeOutput {
 #[napi(js_name = "SESExecutor")]
 pub struct SesExecutor {
     executor: Executor,
+    /// The tools sent so far; only touched on Node's thread.
+    tools: ToolTable,
 }
 
 #[napi]
@@ -74,9 +81,7 @@ impl SesExecutor {
     #[napi(constructor, ts_args_type = "options?: ExecutorOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
         let options = resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
-        Ok(Self {
-            executor: Executor::new(options),
-        })
+        Self::with_options(&env, options)
     }
 
     /// Creates an executor and `init()`s it: a drop-in for clients that never call `init()`.
@@ -88,9 +93,10 @@ impl SesExecutor {
         env: &'env Env,
         options: Option<Unknown>,
     ) -> Result<PromiseRaw<'env, SesExecutor>> {
-        let created = resolve(env, options).map(|options| SesExecutor {
-            executor: Executor::new(options),
-        });
+        let created = match resolve(env, options) {
+            Ok(options) => Ok(Self::with_options(env, options)?),
+            Err(error) => Err(error),
+        };
         let ready = created.as_ref().ok().map(|created| created.executor.init());
         settle(
             env,
@@ -103,6 +109,58 @@ impl SesExecutor {
             },
             |_, created| Ok(created),
         )
+    }
+
+    /// Sets each entry as a global of the sandbox holding a copy of the value (§4.3.2);
+    /// functions are refused with the path to them. Requires `READY`.
+    #[napi(
+        ts_args_type = "variables: Record<string, unknown>",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn send_variables<'env>(
+        &self,
+        env: &'env Env,
+        variables: Unknown,
+    ) -> Result<PromiseRaw<'env, ()>> {
+        let copied = entries(env, variables, "variables").and_then(|entries| {
+            entries
+                .into_iter()
+                .map(|(name, value)| {
+                    from_js(env, value, &format!("variables.{name}"))
+                        .map(|value| (name, value))
+                        .map_err(|error| clone_refused(&error))
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()
+        });
+        let sent = copied.map(|variables| self.executor.send_variables(variables));
+        settle(env, async move { sent?.await }, |_, ()| Ok(()))
+    }
+
+    /// Makes each entry callable from the sandbox under its key (§4.3.3): a function, or a
+    /// smolagents tool object `{ inputs, forward(args) }`. Merges with earlier tools (a name sent
+    /// again is replaced); further arguments are ignored. Requires `READY`.
+    #[napi(
+        ts_args_type = "tools: Record<string, ((...args: any[]) => unknown) | SmolagentsTool>",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn send_tools<'env>(&self, env: &'env Env, tools: Unknown) -> Result<PromiseRaw<'env, ()>> {
+        let parsed = entries(env, tools, "tools").and_then(|entries| {
+            entries
+                .into_iter()
+                .map(|(name, value)| node_tool(env, &name, value).map(|tool| (name, tool)))
+                .collect::<std::result::Result<Vec<_>, _>>()
+        });
+        let sent = parsed.map(|tools| {
+            let names = tools.iter().map(|(name, _)| name.clone()).collect();
+            let table = Arc::clone(&self.tools);
+            self.executor.send_tools(names, move || {
+                table
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .extend(tools);
+            })
+        });
+        settle(env, async move { sent?.await }, |_, ()| Ok(()))
     }
 
     /// The lifecycle state (§4.1).
@@ -144,6 +202,99 @@ impl SesExecutor {
     pub fn cleanup<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         settle(env, self.executor.cleanup(), |_, ()| Ok(()))
     }
+}
+
+impl SesExecutor {
+    fn with_options(env: &Env, options: Options) -> Result<Self> {
+        let tools: ToolTable = Arc::new(Mutex::new(HashMap::new()));
+        let host = NodeHost::new(env, Arc::clone(&tools))?;
+        Ok(Self {
+            executor: Executor::new(options, Arc::new(host)),
+            tools,
+        })
+    }
+}
+
+/// The own enumerable entries of `value`, which must be an object.
+fn entries<'env>(
+    env: &'env Env,
+    value: Unknown<'env>,
+    what: &str,
+) -> std::result::Result<Vec<(String, Unknown<'env>)>, ExecutorError> {
+    let not_an_object = || {
+        validation_failed(&[Diagnostic::error(
+            "options_valid",
+            format!("{what} must be an object"),
+        )])
+    };
+    if value.get_type().ok() != Some(ValueType::Object) || value.is_array().unwrap_or(false) {
+        return Err(not_an_object());
+    }
+    // SAFETY: checked to be an object of this environment.
+    let object =
+        unsafe { Object::from_napi_value(env.raw(), value.raw()) }.map_err(|_| not_an_object())?;
+    let keys = Object::keys(&object).map_err(|_| not_an_object())?;
+    keys.into_iter()
+        .map(|key| {
+            object
+                .get_named_property::<Unknown>(&key)
+                .map(|value| (key, value))
+                .map_err(|_| not_an_object())
+        })
+        .collect()
+}
+
+/// A tool as sent: a function, or an object with a `forward` function (and `inputs`).
+fn node_tool(
+    env: &Env,
+    name: &str,
+    value: Unknown,
+) -> std::result::Result<NodeTool, ExecutorError> {
+    let refused = || {
+        validation_failed(&[Diagnostic::error(
+            "options_valid",
+            format!("tools.{name} must be a function or a tool object with a forward() method"),
+        )])
+    };
+    let attempt = || -> Result<Option<NodeTool>> {
+        match value.get_type()? {
+            ValueType::Function => {
+                // SAFETY: checked to be a function of this environment.
+                let function: Function<JsArgs, Unknown<'static>> =
+                    unsafe { Function::from_napi_value(env.raw(), value.raw()) }?;
+                Ok(Some(NodeTool::Function(function.create_ref()?)))
+            }
+            ValueType::Object => {
+                // SAFETY: checked to be an object of this environment.
+                let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }?;
+                let forward: Unknown = object.get_named_property("forward")?;
+                if forward.get_type()? != ValueType::Function {
+                    return Ok(None);
+                }
+                // SAFETY: checked to be a function of this environment.
+                let forward: Function<JsArgs, Unknown<'static>> =
+                    unsafe { Function::from_napi_value(env.raw(), forward.raw()) }?;
+                let inputs: Unknown = object.get_named_property("inputs")?;
+                let inputs = if inputs.get_type()? == ValueType::Object {
+                    // SAFETY: checked to be an object of this environment.
+                    Object::keys(&unsafe { Object::from_napi_value(env.raw(), inputs.raw()) }?)?
+                } else {
+                    Vec::new()
+                };
+                Ok(Some(NodeTool::Forward {
+                    forward: forward.bind(object)?.create_ref()?,
+                    inputs,
+                }))
+            }
+            _ => Ok(None),
+        }
+    };
+    attempt().ok().flatten().ok_or_else(refused)
+}
+
+fn clone_refused(error: &crate::value::CloneError) -> ExecutorError {
+    validation_failed(&[Diagnostic::error("options_valid", error.to_string())])
+        .with_detail("path", error.path.as_str())
 }
 
 /// Reads and checks the constructor's options.

@@ -3,6 +3,7 @@
 
 mod error;
 mod executor;
+mod host;
 mod options;
 mod program;
 mod value;

@@ -1,10 +1,10 @@
 //! Builds host JS values from the shared value model: every value the host receives is a fresh
 //! copy made on Node's thread (DESIGN.md "Values across the boundary").
 
-use napi::bindgen_prelude::JsObjectValue;
 use napi::bindgen_prelude::{
     FnArgs, Function, Null, Object, ToNapiValue, TypeName, Unknown, ValueType,
 };
+use napi::bindgen_prelude::{FromNapiValue, JsObjectValue};
 use napi::{sys, Env, JsValue, Result};
 
 use crate::value::Value;
@@ -107,4 +107,68 @@ where
     Args: napi::bindgen_prelude::JsValuesTupleIntoVec,
 {
     env.get_global()?.get_named_property(name)
+}
+
+/// Copies a host value in (interim: primitives, arrays and plain objects).
+pub fn from_js(
+    env: &Env,
+    value: Unknown,
+    root: &str,
+) -> std::result::Result<Value, crate::value::CloneError> {
+    let refused = |what: &str| crate::value::CloneError {
+        path: root.to_owned(),
+        what: what.to_owned(),
+    };
+    let text = |value: &Unknown| {
+        value
+            .coerce_to_string()
+            .and_then(|s| s.into_utf8())
+            .and_then(|s| s.into_owned())
+            .unwrap_or_default()
+    };
+    Ok(match value.get_type().map_err(|_| refused("unreadable"))? {
+        ValueType::Undefined => Value::Undefined,
+        ValueType::Null => Value::Null,
+        ValueType::Boolean => Value::Bool(text(&value) == "true"),
+        ValueType::Number => Value::Number(
+            value
+                .coerce_to_number()
+                .and_then(|n| n.get_double())
+                .unwrap_or(f64::NAN),
+        ),
+        ValueType::String => Value::String(text(&value)),
+        ValueType::BigInt => Value::BigInt(text(&value)),
+        ValueType::Object if value.is_array().unwrap_or(false) => {
+            // SAFETY: checked to be an array of this environment.
+            let array =
+                unsafe { napi::bindgen_prelude::Array::from_napi_value(env.raw(), value.raw()) }
+                    .map_err(|_| refused("unreadable"))?;
+            let mut items = Vec::new();
+            for index in 0..array.len() {
+                let item: Unknown = array
+                    .get(index)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| refused("unreadable"))?;
+                items.push(Some(from_js(env, item, &format!("{root}[{index}]"))?));
+            }
+            Value::Array(items)
+        }
+        ValueType::Object => {
+            // SAFETY: checked to be an object of this environment.
+            let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }
+                .map_err(|_| refused("unreadable"))?;
+            let mut entries = Vec::new();
+            for key in Object::keys(&object).map_err(|_| refused("unreadable"))? {
+                let item: Unknown = object
+                    .get_named_property(&key)
+                    .map_err(|_| refused("unreadable"))?;
+                let path = format!("{root}.{key}");
+                entries.push((key, from_js(env, item, &path)?));
+            }
+            Value::Object(entries)
+        }
+        ValueType::Function => return Err(refused("a function")),
+        _ => return Err(refused("a symbol")),
+    })
 }

@@ -1,0 +1,319 @@
+//! The engine thread's side of tool calls (§7.4): the inbox every answer arrives on, the calls
+//! of the current run still in flight, and the errors that came from tools (so an uncaught one
+//! is reported as `ERR_TOOL_PROXY_FAIL`, anything else as a runtime exception).
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{mpsc, Arc};
+use std::time::Instant;
+
+use rquickjs::{Ctx, Exception, Function, Object, Persistent, Value as JsValue};
+
+use super::convert::{from_value, to_value, Uncopyable};
+use super::globals::throw_stop;
+use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult};
+use super::state::{RunState, Stop};
+use super::Command;
+
+/// The resolving functions of the promise a pending call handed to the sandbox.
+struct Awaiting {
+    resolve: Persistent<Function<'static>>,
+    reject: Persistent<Function<'static>>,
+    tool: String,
+}
+
+/// How waiting for a message ended.
+pub(super) enum Waited {
+    Answer(u64, ToolAnswer),
+    /// The run must stop (deadline passed, or the executor is shutting down).
+    Stopped,
+}
+
+/// Everything the engine thread receives, and the tool calls of the current run.
+pub(super) struct Bridge {
+    inbox: mpsc::Receiver<Command>,
+    sender: mpsc::Sender<Command>,
+    host: Arc<dyn Host>,
+    /// Commands that arrived while a run was waiting for a tool (queued runs, shutdown).
+    deferred: RefCell<VecDeque<Command>>,
+    /// Settlements that arrived while a synchronous call was waiting for its own answer.
+    settled: RefCell<VecDeque<(u64, ToolResult)>>,
+    next_id: Cell<u64>,
+    /// Calls numbered below this belong to earlier runs; their answers are dropped.
+    first_id_of_run: Cell<u64>,
+    awaiting: RefCell<HashMap<u64, Awaiting>>,
+    tool_errors: RefCell<Vec<(Persistent<Object<'static>>, String, ToolFailure)>>,
+}
+
+impl Bridge {
+    pub(super) fn new(
+        inbox: mpsc::Receiver<Command>,
+        sender: mpsc::Sender<Command>,
+        host: Arc<dyn Host>,
+    ) -> Self {
+        Self {
+            inbox,
+            sender,
+            host,
+            deferred: RefCell::new(VecDeque::new()),
+            settled: RefCell::new(VecDeque::new()),
+            next_id: Cell::new(0),
+            first_id_of_run: Cell::new(0),
+            awaiting: RefCell::new(HashMap::new()),
+            tool_errors: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The next command for the worker loop between runs; answers of finished runs are dropped.
+    pub(super) fn next_command(&self) -> Option<Command> {
+        if let Some(command) = self.deferred.borrow_mut().pop_front() {
+            return Some(command);
+        }
+        loop {
+            match self.inbox.recv().ok()? {
+                Command::Tool(..) => continue,
+                command => return Some(command),
+            }
+        }
+    }
+
+    /// Starts a run: calls numbered from here on are its own.
+    pub(super) fn begin_run(&self) {
+        self.first_id_of_run.set(self.next_id.get());
+    }
+
+    /// Forgets the run's calls: their promises stay pending forever in the sandbox, and their
+    /// late answers are dropped on arrival.
+    pub(super) fn end_run(&self) {
+        self.awaiting.borrow_mut().clear();
+        self.settled.borrow_mut().clear();
+        self.tool_errors.borrow_mut().clear();
+        self.first_id_of_run.set(self.next_id.get());
+    }
+
+    /// Whether the run still waits for a tool's promise.
+    pub(super) fn has_pending_calls(&self) -> bool {
+        !self.awaiting.borrow().is_empty()
+    }
+
+    /// Calls host tool `tool` from the sandbox: returns its value, a promise for it, or throws
+    /// a catchable error carrying the tool's failure.
+    pub(super) fn call<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        state: &RunState,
+        tool: &str,
+        args: &[JsValue<'js>],
+    ) -> rquickjs::Result<JsValue<'js>> {
+        if state.stop.get().is_some() {
+            return Err(throw_stop(ctx));
+        }
+        let mut copied = Vec::with_capacity(args.len());
+        for (index, arg) in args.iter().enumerate() {
+            match to_value(
+                ctx,
+                arg,
+                Uncopyable::Refuse,
+                &format!("{tool} argument {index}"),
+            ) {
+                Ok(value) => copied.push(value),
+                Err(error) => {
+                    return Err(self.throw_failure(ctx, tool, ToolFailure::new(error.to_string())))
+                }
+            }
+        }
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        self.host.call_tool(ToolCall {
+            tool: tool.to_owned(),
+            args: copied,
+            reply: ToolReply::new(id, self.sender.clone()),
+        });
+        loop {
+            match self.wait(state) {
+                Waited::Stopped => return Err(throw_stop(ctx)),
+                Waited::Answer(answer_id, answer) if answer_id == id => {
+                    return match answer {
+                        ToolAnswer::Returned(Ok(value)) => self.copy_in(ctx, tool, &value),
+                        ToolAnswer::Returned(Err(failure)) | ToolAnswer::Settled(Err(failure)) => {
+                            Err(self.throw_failure(ctx, tool, failure))
+                        }
+                        ToolAnswer::Settled(Ok(value)) => self.copy_in(ctx, tool, &value),
+                        ToolAnswer::Pending => self.promise_for(ctx, id, tool),
+                    };
+                }
+                Waited::Answer(other, ToolAnswer::Settled(result)) => {
+                    self.settled.borrow_mut().push_back((other, result));
+                }
+                Waited::Answer(..) => {}
+            }
+        }
+    }
+
+    /// Settles one promise handed out by a pending call, waiting for the host if none has
+    /// settled yet. Returns false if the run must stop instead.
+    pub(super) fn settle_next<'js>(&self, ctx: &Ctx<'js>, state: &RunState) -> bool {
+        let next = self.settled.borrow_mut().pop_front();
+        let (id, result) = match next {
+            Some(settled) => settled,
+            None => loop {
+                match self.wait(state) {
+                    Waited::Stopped => return false,
+                    Waited::Answer(id, ToolAnswer::Settled(result)) => break (id, result),
+                    Waited::Answer(..) => {}
+                }
+            },
+        };
+        let Some(awaiting) = self.awaiting.borrow_mut().remove(&id) else {
+            return true;
+        };
+        let settled = match result {
+            Ok(value) => match from_value(ctx, &value) {
+                Ok(value) => awaiting
+                    .resolve
+                    .restore(ctx)
+                    .and_then(|resolve| resolve.call::<_, ()>((value,))),
+                Err(_) => self.reject_with(
+                    ctx,
+                    &awaiting,
+                    ToolFailure::new(format!(
+                        "the result of {} cannot be copied into the sandbox",
+                        awaiting.tool
+                    )),
+                ),
+            },
+            Err(failure) => self.reject_with(ctx, &awaiting, failure),
+        };
+        if settled.is_err() {
+            ctx.catch();
+        }
+        true
+    }
+
+    /// The tool whose failure `thrown` is, if it is one.
+    pub(super) fn tool_failure_of<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        thrown: &JsValue<'js>,
+    ) -> Option<(String, ToolFailure)> {
+        let thrown = thrown.as_object()?;
+        self.tool_errors
+            .borrow()
+            .iter()
+            .find(|(error, _, _)| {
+                error
+                    .clone()
+                    .restore(ctx)
+                    .is_ok_and(|error| &error == thrown)
+            })
+            .map(|(_, tool, failure)| (tool.clone(), failure.clone()))
+    }
+
+    /// Waits for the next tool answer until the run's deadline. Other commands are kept for
+    /// later; answers of earlier runs are dropped.
+    fn wait(&self, state: &RunState) -> Waited {
+        loop {
+            if state.should_interrupt() {
+                return Waited::Stopped;
+            }
+            let received = match state.deadline.get() {
+                Some(deadline) => self
+                    .inbox
+                    .recv_timeout(deadline.saturating_duration_since(Instant::now())),
+                None => self
+                    .inbox
+                    .recv()
+                    .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            };
+            match received {
+                Ok(Command::Tool(id, answer)) if id >= self.first_id_of_run.get() => {
+                    return Waited::Answer(id, answer)
+                }
+                Ok(Command::Tool(..)) => {}
+                Ok(Command::Shutdown) => {
+                    state.stop_with(Stop::Shutdown);
+                    self.deferred.borrow_mut().push_back(Command::Shutdown);
+                }
+                Ok(command) => self.deferred.borrow_mut().push_back(command),
+                Err(mpsc::RecvTimeoutError::Timeout) => state.stop_with(Stop::Timeout),
+                Err(mpsc::RecvTimeoutError::Disconnected) => state.stop_with(Stop::Shutdown),
+            }
+        }
+    }
+
+    fn copy_in<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        tool: &str,
+        value: &crate::value::Value,
+    ) -> rquickjs::Result<JsValue<'js>> {
+        from_value(ctx, value).or_else(|_| {
+            ctx.catch();
+            Err(self.throw_failure(
+                ctx,
+                tool,
+                ToolFailure::new(format!(
+                    "the result of {tool} cannot be copied into the sandbox"
+                )),
+            ))
+        })
+    }
+
+    fn promise_for<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        id: u64,
+        tool: &str,
+    ) -> rquickjs::Result<JsValue<'js>> {
+        let (promise, resolve, reject) = ctx.promise()?;
+        self.awaiting.borrow_mut().insert(
+            id,
+            Awaiting {
+                resolve: Persistent::save(ctx, resolve),
+                reject: Persistent::save(ctx, reject),
+                tool: tool.to_owned(),
+            },
+        );
+        Ok(promise.into_value())
+    }
+
+    fn reject_with<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        awaiting: &Awaiting,
+        failure: ToolFailure,
+    ) -> rquickjs::Result<()> {
+        let error = self.failure_error(ctx, &awaiting.tool, failure)?;
+        awaiting
+            .reject
+            .clone()
+            .restore(ctx)?
+            .call::<_, ()>((error,))
+    }
+
+    /// Throws `failure` into the sandbox as a catchable `Error`.
+    fn throw_failure(&self, ctx: &Ctx<'_>, tool: &str, failure: ToolFailure) -> rquickjs::Error {
+        match self.failure_error(ctx, tool, failure) {
+            Ok(error) => ctx.throw(error.into_value()),
+            Err(error) => error,
+        }
+    }
+
+    /// The `Error` the sandbox sees for a tool failure (name and message only), remembered so
+    /// that, if user code does not catch it, the run fails with `ERR_TOOL_PROXY_FAIL`.
+    fn failure_error<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        tool: &str,
+        failure: ToolFailure,
+    ) -> rquickjs::Result<Object<'js>> {
+        let error = Exception::from_message(ctx.clone(), &failure.message)?.into_object();
+        error.set("name", failure.name.as_str())?;
+        self.tool_errors.borrow_mut().push((
+            Persistent::save(ctx, error.clone()),
+            tool.to_owned(),
+            failure,
+        ));
+        Ok(error)
+    }
+}

@@ -1,0 +1,131 @@
+//! How the engine reaches the host's tools (§7.4): a small trait, so that the napi layer can
+//! bridge to Node functions and Rust tests can drive the engine with a fake host.
+//!
+//! A call is answered exactly once, from any thread, by [`ToolReply`]: either at once
+//! (`returned`, the tool gave a plain value or threw — the sandbox sees a value or a catchable
+//! error, synchronously) or `pending` (the tool returned a promise — the sandbox gets a promise,
+//! settled later through [`ToolSettlement`]). Answers travel to the engine thread on its inbox.
+
+use std::sync::mpsc;
+
+use super::Command;
+use crate::value::Value;
+
+/// What the host provides.
+pub trait Host: Send + Sync + 'static {
+    /// Starts a call of `call.tool`. Must not block on the engine: answer through `call.reply`
+    /// (dropping it unanswered counts as a failure).
+    fn call_tool(&self, call: ToolCall);
+}
+
+/// One tool call from the sandbox.
+#[derive(Debug)]
+pub struct ToolCall {
+    pub tool: String,
+    /// The arguments, copied out of the sandbox.
+    pub args: Vec<Value>,
+    pub reply: ToolReply,
+}
+
+/// A tool's failure as the sandbox sees it: the error's name and message only, never the host's
+/// stack (DESIGN.md "Tool failures").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolFailure {
+    pub name: String,
+    pub message: String,
+}
+
+impl ToolFailure {
+    /// A plain `Error` with `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            name: "Error".into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The outcome of a tool call.
+pub type ToolResult = Result<Value, ToolFailure>;
+
+/// What the host says about a call.
+#[derive(Debug)]
+pub(super) enum ToolAnswer {
+    /// The tool returned or threw synchronously.
+    Returned(ToolResult),
+    /// The tool returned a promise.
+    Pending,
+    /// That promise settled.
+    Settled(ToolResult),
+}
+
+/// Answers one call, exactly once.
+#[derive(Debug)]
+pub struct ToolReply {
+    id: u64,
+    inbox: Option<mpsc::Sender<Command>>,
+}
+
+impl ToolReply {
+    pub(super) fn new(id: u64, inbox: mpsc::Sender<Command>) -> Self {
+        Self {
+            id,
+            inbox: Some(inbox),
+        }
+    }
+
+    /// The tool returned `result` synchronously.
+    pub fn returned(mut self, result: ToolResult) {
+        self.send(ToolAnswer::Returned(result));
+    }
+
+    /// The tool returned a promise; settle it later through the returned handle.
+    pub fn pending(mut self) -> ToolSettlement {
+        let inbox = self.inbox.clone();
+        self.send(ToolAnswer::Pending);
+        ToolSettlement { id: self.id, inbox }
+    }
+
+    fn send(&mut self, answer: ToolAnswer) {
+        if let Some(inbox) = self.inbox.take() {
+            // The engine may be gone (cleanup, timeout): a late answer is dropped harmlessly.
+            let _ = inbox.send(Command::Tool(self.id, answer));
+        }
+    }
+}
+
+impl Drop for ToolReply {
+    fn drop(&mut self) {
+        self.send(ToolAnswer::Returned(Err(ToolFailure::new(
+            "the host dropped the tool call without answering",
+        ))));
+    }
+}
+
+/// Settles the promise a pending call gave the sandbox, exactly once.
+#[derive(Debug)]
+pub struct ToolSettlement {
+    id: u64,
+    inbox: Option<mpsc::Sender<Command>>,
+}
+
+impl ToolSettlement {
+    /// The tool's promise settled with `result`.
+    pub fn settle(mut self, result: ToolResult) {
+        self.send(ToolAnswer::Settled(result));
+    }
+
+    fn send(&mut self, answer: ToolAnswer) {
+        if let Some(inbox) = self.inbox.take() {
+            let _ = inbox.send(Command::Tool(self.id, answer));
+        }
+    }
+}
+
+impl Drop for ToolSettlement {
+    fn drop(&mut self) {
+        self.send(ToolAnswer::Settled(Err(ToolFailure::new(
+            "the host dropped the tool call without settling it",
+        ))));
+    }
+}

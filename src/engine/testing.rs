@@ -1,0 +1,87 @@
+//! A fake host for tests: tools are Rust closures, answered synchronously or, for "async"
+//! tools, from another thread after a delay — the way Node answers a promise.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::host::{Host, ToolCall, ToolFailure, ToolResult};
+use super::{Engine, EngineConfig, RunReport, RunRequest};
+use crate::options::Options;
+use crate::value::Value;
+
+type Behaviour = Arc<dyn Fn(Vec<Value>) -> ToolResult + Send + Sync>;
+
+/// How a fake tool answers.
+#[derive(Clone)]
+pub enum FakeTool {
+    /// Returns at once.
+    Sync(Behaviour),
+    /// Returns a promise settled after the delay.
+    Async(Duration, Behaviour),
+    /// Returns a promise that never settles.
+    Never,
+}
+
+/// A [`Host`] whose tools are [`FakeTool`]s.
+#[derive(Default)]
+pub struct FakeHost {
+    tools: HashMap<String, FakeTool>,
+}
+
+impl FakeHost {
+    /// Adds a tool.
+    pub fn with(mut self, name: &str, tool: FakeTool) -> Self {
+        self.tools.insert(name.into(), tool);
+        self
+    }
+}
+
+impl Host for FakeHost {
+    fn call_tool(&self, call: ToolCall) {
+        match self.tools.get(&call.tool).cloned() {
+            None => call
+                .reply
+                .returned(Err(ToolFailure::new(format!("no tool {}", call.tool)))),
+            Some(FakeTool::Sync(behaviour)) => call.reply.returned(behaviour(call.args)),
+            Some(FakeTool::Async(delay, behaviour)) => {
+                let settlement = call.reply.pending();
+                std::thread::spawn(move || {
+                    std::thread::sleep(delay);
+                    settlement.settle(behaviour(call.args));
+                });
+            }
+            Some(FakeTool::Never) => std::mem::forget(call.reply.pending()),
+        }
+    }
+}
+
+/// A sync tool from a closure.
+pub fn sync(f: impl Fn(Vec<Value>) -> ToolResult + Send + Sync + 'static) -> FakeTool {
+    FakeTool::Sync(Arc::new(f))
+}
+
+/// An async tool from a closure, settling after `millis`.
+pub fn after(
+    millis: u64,
+    f: impl Fn(Vec<Value>) -> ToolResult + Send + Sync + 'static,
+) -> FakeTool {
+    FakeTool::Async(Duration::from_millis(millis), Arc::new(f))
+}
+
+/// A started engine serving `host`'s tools under `options`, with the tools installed.
+pub fn engine_with(host: FakeHost, options: &Options) -> Engine {
+    let names: Vec<String> = host.tools.keys().cloned().collect();
+    let (engine, ready) = Engine::start(EngineConfig::from(options), Arc::new(host)).unwrap();
+    ready.blocking_recv().unwrap().unwrap();
+    engine.define_tools(names).blocking_recv().unwrap().unwrap();
+    engine
+}
+
+/// Runs `code` and waits for the report.
+pub fn run_on(engine: &Engine, code: &str, options: &Options) -> RunReport {
+    engine
+        .run(RunRequest::new(code.into(), options))
+        .blocking_recv()
+        .unwrap()
+}

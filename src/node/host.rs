@@ -1,0 +1,212 @@
+//! The host side of tool calls (§7.4): the engine thread reaches Node's thread through one
+//! ThreadsafeFunction per executor; on Node's thread the call is dispatched to the tool the
+//! host sent, and the tool's value, promise or exception is answered back.
+//!
+//! The ThreadsafeFunction is weak: an idle executor never keeps the process alive. Every
+//! reference to a JS function lives in the tool table, which is only touched on Node's thread
+//! (by `sendTools` and by the dispatcher) and dropped there.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use napi::bindgen_prelude::{
+    FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, PromiseRaw,
+    ToNapiValue, Unknown, ValueType,
+};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{sys, Env, JsValue, Status};
+
+use super::value::{from_js, ToJs};
+use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult, ToolSettlement};
+use crate::tool_args::named_inputs;
+use crate::value::Value;
+
+/// A tool as the host sent it.
+pub enum NodeTool {
+    /// A plain function, called with the sandbox's arguments.
+    Function(FunctionRef<JsArgs, Unknown<'static>>),
+    /// A smolagents tool object: its `forward`, bound to the object, called with one object of
+    /// named inputs (see [`named_inputs`]).
+    Forward {
+        forward: FunctionRef<JsArgs, Unknown<'static>>,
+        inputs: Vec<String>,
+    },
+}
+
+/// The tools of one executor, by name.
+pub type ToolTable = Arc<Mutex<HashMap<String, NodeTool>>>;
+
+fn lock(table: &ToolTable) -> MutexGuard<'_, HashMap<String, NodeTool>> {
+    table.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Arguments copied into the host, one JS value each.
+pub struct JsArgs(Vec<Value>);
+
+impl JsValuesTupleIntoVec for JsArgs {
+    fn into_vec(self, env: sys::napi_env) -> napi::Result<Vec<sys::napi_value>> {
+        self.0
+            .iter()
+            // SAFETY: called by napi on Node's thread with its live environment.
+            .map(|value| unsafe { ToJs::to_napi_value(env, ToJs(value)) })
+            .collect()
+    }
+}
+
+/// The [`Host`] the engine thread calls.
+pub struct NodeHost {
+    bridge: ThreadsafeFunction<ToolCall, (), (), Status, false, true>,
+}
+
+impl NodeHost {
+    /// A host dispatching to `tools`, bound to `env`'s thread.
+    pub fn new(env: &Env, tools: ToolTable) -> napi::Result<Self> {
+        // The function the ThreadsafeFunction calls is a no-op: the work happens in its
+        // callback, which has the environment and can call each tool with its own `this` and
+        // any number of arguments.
+        let noop: Function<(), ()> = env.run_script("(function () {})")?;
+        let bridge = noop
+            .build_threadsafe_function::<ToolCall>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build_callback(move |context| {
+                dispatch(&context.env, &tools, context.value);
+                Ok(())
+            })?;
+        Ok(Self { bridge })
+    }
+}
+
+impl Host for NodeHost {
+    fn call_tool(&self, call: ToolCall) {
+        // If Node is shutting down the call is dropped, and its reply answers the failure.
+        let _ = self
+            .bridge
+            .call(call, ThreadsafeFunctionCallMode::NonBlocking);
+    }
+}
+
+/// Calls the tool on Node's thread and answers the engine. Never fails: every error becomes
+/// the tool's failure.
+fn dispatch(env: &Env, tools: &ToolTable, call: ToolCall) {
+    let ToolCall { tool, args, reply } = call;
+    let returned = {
+        let table = lock(tools);
+        match table.get(&tool) {
+            None => Err(ToolFailure::new(format!("tool '{tool}' is not available"))),
+            Some(NodeTool::Function(function)) => Ok((function.borrow_back(env), JsArgs(args))),
+            Some(NodeTool::Forward { forward, inputs }) => Ok((
+                forward.borrow_back(env),
+                JsArgs(vec![named_inputs(inputs, args)]),
+            )),
+        }
+    };
+    // The table is unlocked before the tool runs: a tool may itself call sendTools.
+    let outcome = returned.and_then(|(function, args)| {
+        function
+            .and_then(|function| function.call(args))
+            .map_err(|error| failure_of(env, error))
+    });
+    match outcome {
+        Err(failure) => reply.returned(Err(failure)),
+        Ok(value) if value.is_promise().unwrap_or(false) => watch(env, value, reply),
+        Ok(value) => reply.returned(copy_result(env, value, &tool)),
+    }
+}
+
+/// Answers `pending` now and settles when the tool's promise does.
+fn watch(env: &Env, value: Unknown, reply: ToolReply) {
+    let settlement = Arc::new(Mutex::new(Some(reply.pending())));
+    let settle = |settlement: &Mutex<Option<ToolSettlement>>, result: ToolResult| {
+        if let Some(settlement) = settlement
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            settlement.settle(result);
+        }
+    };
+    // SAFETY: `value` was just checked to be a promise of this environment.
+    let promise: PromiseRaw<Unknown> =
+        match unsafe { FromNapiValue::from_napi_value(env.raw(), value.raw()) } {
+            Ok(promise) => promise,
+            Err(error) => return settle(&settlement, Err(ToolFailure::new(error.reason))),
+        };
+    let on_value = Arc::clone(&settlement);
+    let on_error = Arc::clone(&settlement);
+    // `catch` is chained on `then`'s promise, so a rejection is handled, never reported as
+    // unhandled by Node.
+    let watched = promise
+        .then(move |context| {
+            settle(
+                &on_value,
+                copy_result(&context.env, context.value, "the tool"),
+            );
+            Ok(())
+        })
+        .and_then(|then| {
+            then.catch(
+                move |context: napi::bindgen_prelude::CallbackContext<Unknown>| {
+                    settle(
+                        &on_error,
+                        Err(failure_of_value(&context.env, context.value)),
+                    );
+                    Ok(())
+                },
+            )
+        });
+    if let Err(error) = watched {
+        settle(&settlement, Err(ToolFailure::new(error.reason)));
+    }
+}
+
+/// Copies a tool's result for the sandbox; a result that cannot be copied is a tool failure.
+fn copy_result(env: &Env, value: Unknown, tool: &str) -> ToolResult {
+    from_js(env, value, &format!("the result of {tool}"))
+        .map_err(|error| ToolFailure::new(error.to_string()))
+}
+
+/// The failure a tool's exception describes.
+fn failure_of(env: &Env, error: napi::Error) -> ToolFailure {
+    let reason = error.reason.clone();
+    // SAFETY: on Node's thread; napi hands back the thrown value itself when it kept one.
+    match unsafe { napi::Error::to_napi_value(env.raw(), error) } {
+        // SAFETY: a value just produced for this environment.
+        Ok(raw) => failure_of_value(env, unsafe { Unknown::from_raw_unchecked(env.raw(), raw) }),
+        Err(_) => ToolFailure::new(reason),
+    }
+}
+
+/// The failure a thrown or rejected value describes: an error's name and message (never its
+/// stack, which would disclose host paths), or the value's string form.
+fn failure_of_value(env: &Env, value: Unknown) -> ToolFailure {
+    let _ = env;
+    let text = |value: Unknown| -> Option<String> {
+        value
+            .coerce_to_string()
+            .and_then(|s| s.into_utf8())
+            .and_then(|s| s.into_owned())
+            .ok()
+    };
+    if value.get_type().ok() == Some(ValueType::Object) && value.is_error().unwrap_or(false) {
+        // SAFETY: an object of this environment.
+        if let Ok(error) = unsafe { Object::from_napi_value(value.value().env, value.raw()) } {
+            let name = error
+                .get_named_property::<Unknown>("name")
+                .ok()
+                .and_then(text);
+            let message = error
+                .get_named_property::<Unknown>("message")
+                .ok()
+                .and_then(text);
+            return ToolFailure {
+                name: name.unwrap_or_else(|| "Error".into()),
+                message: message.unwrap_or_default(),
+            };
+        }
+    }
+    ToolFailure::new(
+        text(value)
+            .unwrap_or_else(|| "the tool failed with a value that has no string form".into()),
+    )
+}
