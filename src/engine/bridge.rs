@@ -247,15 +247,15 @@ impl Bridge {
         tool: &str,
         value: &crate::value::Value,
     ) -> rquickjs::Result<JsValue<'js>> {
-        from_value(ctx, value).or_else(|_| {
+        from_value(ctx, value).map_err(|_| {
             ctx.catch();
-            Err(self.throw_failure(
+            self.throw_failure(
                 ctx,
                 tool,
                 ToolFailure::new(format!(
                     "the result of {tool} cannot be copied into the sandbox"
                 )),
-            ))
+            )
         })
     }
 
