@@ -1,0 +1,84 @@
+// The host stays free (issue "Call the host safely" §7): Node's event loop is never blocked,
+// idle executors never keep the process alive, garbage-collected executors free their threads,
+// and the addon works inside worker_threads.
+import { spawnSync } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+
+import { describe, expect, it } from 'vitest'
+
+import { SESExecutor } from './helpers'
+
+const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
+
+describe('Node’s event loop is never blocked by sandbox code', () => {
+  it('timers keep firing while an executor spins a 1 s CPU loop', async () => {
+    const executor = await SESExecutor.create({ maxOperations: 1e12, timeoutMs: 10_000 })
+    let last = Date.now()
+    let maxGap = 0
+    const timer = setInterval(() => {
+      const now = Date.now()
+      maxGap = Math.max(maxGap, now - last)
+      last = now
+    }, 5)
+    const result = await executor.run('const end = Date.now() + 1000; let n = 0; while (Date.now() < end) n++; n > 0')
+    clearInterval(timer)
+    expect(result.output).toBe(true)
+    // Generous bound: a blocked loop would show a gap of about 1000 ms.
+    expect(maxGap).toBeLessThan(250)
+    await executor.cleanup()
+  })
+})
+
+describe('process lifetime', () => {
+  it('a process that never calls cleanup() still exits by itself', () => {
+    const started = Date.now()
+    const child = spawnSync(process.execPath, [join(fixtures, 'exit-without-cleanup.cjs')], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    })
+    expect(child.stdout.trim()).toBe('ran 3')
+    expect(child.status).toBe(0)
+    expect(Date.now() - started).toBeLessThan(10_000)
+  })
+
+  it('executors garbage-collected without cleanup() free their threads', () => {
+    const child = spawnSync(process.execPath, ['--expose-gc', join(fixtures, 'gc-frees-threads.cjs')], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+    expect(child.status).toBe(0)
+    const { before, during, after } = JSON.parse(child.stdout)
+    expect(during).toBeGreaterThanOrEqual(before + 10)
+    expect(after).toBeLessThanOrEqual(before + 2)
+  })
+})
+
+describe('worker_threads', () => {
+  it('the addon loads and runs inside a worker', async () => {
+    const worker = new Worker(join(fixtures, 'worker.cjs'))
+    const message = await new Promise((resolve, reject) => {
+      worker.once('message', resolve)
+      worker.once('error', reject)
+    })
+    expect(message).toEqual({ output: 42 })
+    await worker.terminate()
+  })
+
+  it('terminating a worker in the middle of a run neither crashes nor hangs the process', async () => {
+    const worker = new Worker(join(fixtures, 'worker.cjs'), { workerData: { spin: true } })
+    await new Promise<void>((resolve, reject) => {
+      worker.on('message', (message) => message.spinning && resolve())
+      worker.once('error', reject)
+    })
+    const started = Date.now()
+    const code = await worker.terminate()
+    expect(code).toBe(1)
+    expect(Date.now() - started).toBeLessThan(5_000)
+    // The process is still healthy: a fresh executor runs.
+    const executor = await SESExecutor.create()
+    expect((await executor.run('"still alive"')).output).toBe('still alive')
+    await executor.cleanup()
+  })
+})
