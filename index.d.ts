@@ -44,6 +44,19 @@ export declare class ExecutorError extends Error {
   readonly logs?: string
 }
 
+/**
+ * A smolagents tool object, accepted by `sendTools` beside plain functions: the sandbox calls
+ * `t({ a, b })` or `t(a, b)`, and both reach `forward({ a, b })` (named in `inputs` order),
+ * with the tool object as `this`.
+ */
+export interface SmolagentsTool {
+  name?: string
+  description?: string
+  inputs?: Record<string, { type: string; description?: string; nullable?: boolean }>
+  output_type?: string
+  forward(args: Record<string, unknown>): unknown
+}
+
 /** The executor contract shared with smolagents-ts's other executors (spec §3.2). */
 export interface ICodeExecutor {
   init(): Promise<void>
