@@ -10,6 +10,7 @@ mod failure;
 mod globals;
 pub mod host;
 pub mod inspect;
+mod lockdown;
 mod state;
 #[cfg(test)]
 pub mod testing;

@@ -295,3 +295,46 @@ fn a_run_with_nothing_left_to_settle_its_promise_fails_at_once() {
         EngineError::Runtime { message, .. } if message.contains("never settle")
     ));
 }
+
+#[test]
+fn eval_and_every_function_constructor_are_unavailable() {
+    let engine = engine_with(host(), &options());
+    for code in [
+        "eval('1')",
+        "(0, eval)('1')",
+        "Function('return 1')()",
+        "new Function('while (true) {}')",
+        "(() => {}).constructor('return 1')",
+        "(async () => {}).constructor('return 1')",
+        "(function* () {}).constructor('yield 1')",
+        "(async function* () {}).constructor('yield 1')",
+        "Reflect.construct(Object.getPrototypeOf(function () {}).constructor, ['return 1'])",
+    ] {
+        match error(run_on(&engine, code, &options())) {
+            EngineError::Runtime { message, .. } => {
+                assert!(
+                    message.starts_with(
+                        "EvalError: eval() and the Function constructors are not available"
+                    ),
+                    "{code}: {message}"
+                );
+            }
+            other => panic!("{code}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn functions_still_behave_as_functions_after_the_lockdown() {
+    let engine = engine_with(host(), &options());
+    let code = "const f = function (a) { return a }; [f instanceof Function, f.call(null, 7), typeof Function.prototype.bind, (async () => 1) instanceof Function]";
+    assert_eq!(
+        output(run_on(&engine, code, &options())),
+        Value::Array(vec![
+            Some(Value::Bool(true)),
+            Some(Value::Number(7.0)),
+            Some(Value::String("function".into())),
+            Some(Value::Bool(true))
+        ])
+    );
+}

@@ -17,6 +17,7 @@ use super::endowments::{define_tools, set_variables};
 use super::failure::{runtime_error, tool_error};
 use super::globals;
 use super::host::Host;
+use super::lockdown;
 use super::state::{RunState, Stop};
 use super::{Command, Completion, EngineConfig, EngineError, RunReport, RunRequest};
 use crate::program::{self, PreparedProgram, SCRIPT_NAME};
@@ -94,7 +95,10 @@ fn build(config: &EngineConfig, state: &Rc<RunState>) -> Result<(Runtime, Contex
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
     let context = Context::full(&runtime).map_err(start_error)?;
     context
-        .with(|ctx| globals::install(&ctx, state))
+        .with(|ctx| {
+            globals::install(&ctx, state)?;
+            lockdown::lock_down(&ctx)
+        })
         .map_err(start_error)?;
     Ok((runtime, context))
 }
