@@ -20,7 +20,7 @@ use super::host::Host;
 use super::lockdown;
 use super::state::{RunState, Stop};
 use super::{Command, Completion, EngineConfig, EngineError, RunReport, RunRequest};
-use crate::program::{self, PreparedProgram, SCRIPT_NAME};
+use crate::program::{self, PreparedProgram, ProgramContext, SCRIPT_NAME};
 use crate::value::Value;
 
 /// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
@@ -125,7 +125,11 @@ impl Worker {
                 dirty: true,
             };
         }
-        let program = program::prepare(&request.code);
+        let context = ProgramContext {
+            authorized_imports: request.authorized_imports.clone(),
+            tool_names: self.tools.iter().cloned().collect(),
+        };
+        let program = program::prepare(&request.code, &context);
         if program.is_blocked() {
             return RunReport {
                 result: Err(EngineError::Invalid(program.diagnostics)),

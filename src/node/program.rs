@@ -7,7 +7,7 @@ use napi::Env;
 use super::options::read;
 use crate::diagnostic::{self, DiagnosticSeverity};
 use crate::options::Options;
-use crate::program::prepare;
+use crate::program::{prepare, ProgramContext};
 
 /// A 1-based position in the original code.
 #[napi(object, object_from_js = false)]
@@ -65,14 +65,18 @@ pub fn validate_code(env: Env, code: String, options: Option<Unknown>) -> Vec<Js
 /// Validates and rewrites `code` as `run()` would, without running it (§6.1).
 #[napi(ts_args_type = "code: string, options?: ExecutorOptions")]
 pub fn prepare_program(env: Env, code: String, options: Option<Unknown>) -> PreparedProgram {
+    let mut context = ProgramContext::default();
     let mut diagnostics = match read(&env, options) {
-        Ok(raw) => match Options::resolve(&raw) {
-            Ok((_, notices)) => notices,
-            Err(problems) => problems,
-        },
+        Ok(raw) => {
+            context.authorized_imports = raw.authorized_imports.clone().unwrap_or_default();
+            match Options::resolve(&raw) {
+                Ok((_, notices)) => notices,
+                Err(problems) => problems,
+            }
+        }
         Err(problem) => vec![problem],
     };
-    let prepared = prepare(&code);
+    let prepared = prepare(&code, &context);
     diagnostics.extend(prepared.diagnostics.iter().cloned());
     let blocked = diagnostics
         .iter()

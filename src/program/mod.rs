@@ -32,6 +32,15 @@ const MAIN_FUNCTION: &str = "__smol_main";
 /// are the user's code.
 pub const SCRIPT_NAME: &str = "agent.js";
 
+/// What validation knows besides the code itself.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProgramContext {
+    /// `authorizedImports` (§5.3); `"*"` allows any module the host registered.
+    pub authorized_imports: Vec<String>,
+    /// The names of the tools sent so far, which user code may not declare or assign.
+    pub tool_names: Vec<String>,
+}
+
 /// The result of preparing code (§3.1 `PreparedProgram`), plus what the engine needs to report
 /// runtime errors at the user's own positions.
 #[derive(Debug, Clone)]
@@ -52,7 +61,9 @@ impl PreparedProgram {
 }
 
 /// Validates and rewrites `code`. Never fails: problems come back as diagnostics.
-pub fn prepare(code: &str) -> PreparedProgram {
+pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
+    // The context feeds the import and tool-name rules.
+    let _ = context;
     let source = SourceText::new(code);
     let blocked = |diagnostics| PreparedProgram {
         original_code: code.to_owned(),

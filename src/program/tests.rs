@@ -3,7 +3,7 @@
 use super::*;
 
 fn transformed(code: &str) -> String {
-    let prepared = prepare(code);
+    let prepared = prepare(code, &ProgramContext::default());
     assert!(
         !prepared.is_blocked(),
         "unexpected diagnostics: {:?}",
@@ -13,7 +13,7 @@ fn transformed(code: &str) -> String {
 }
 
 fn rules_of(code: &str) -> Vec<&'static str> {
-    prepare(code).diagnostics.iter().map(|d| d.rule).collect()
+    prepare(code, &ProgramContext::default()).diagnostics.iter().map(|d| d.rule).collect()
 }
 
 /// Collapses whitespace so expectations do not depend on codegen's indentation.
@@ -165,7 +165,7 @@ fn typescript_annotations_are_stripped() {
 
 #[test]
 fn syntax_errors_are_reported_at_the_users_position_with_a_frame() {
-    let prepared = prepare("const a = 1;\nconst b = ;");
+    let prepared = prepare("const a = 1;\nconst b = ;", &ProgramContext::default());
     assert!(prepared.is_blocked());
     let diagnostic = &prepared.diagnostics[0];
     assert_eq!(diagnostic.rule, "syntax_valid");
@@ -185,7 +185,7 @@ fn syntax_errors_are_reported_at_the_users_position_with_a_frame() {
 
 #[test]
 fn an_unmatched_closing_brace_is_a_syntax_error_not_an_escape() {
-    let prepared = prepare("}\nwhile (true) {}\n{");
+    let prepared = prepare("}\nwhile (true) {}\n{", &ProgramContext::default());
     assert_eq!(rules_of("}\nwhile (true) {}\n{"), ["syntax_valid"]);
     assert_eq!(
         prepared.diagnostics[0].location,
@@ -217,7 +217,7 @@ fn internal_names_are_reserved() {
 
 #[test]
 fn positions_map_back_to_the_users_code() {
-    let prepared = prepare("const a = 1;\n\nfoo(a);");
+    let prepared = prepare("const a = 1;\n\nfoo(a);", &ProgramContext::default());
     let generated_line = prepared
         .transformed_code
         .lines()
