@@ -6,7 +6,7 @@ use rquickjs::{Ctx, Value as JsValue};
 
 use super::host::ToolFailure;
 use super::inspect;
-use super::EngineError;
+use super::{EngineError, SourcePosition};
 use crate::program::{PreparedProgram, SCRIPT_NAME};
 
 /// Describes `thrown` for `ERR_RUNTIME_EXCEPTION`: `Name: message` for errors, Node's
@@ -35,18 +35,15 @@ pub fn runtime_error<'js>(
             message: format!("{description} (the executor's {what} limit, {limit}, was reached)"),
         };
     }
-    let (location, source_line) = locate(stack.as_deref(), program);
-    let message = match (&location, &source_line) {
-        (Some(location), Some(line)) => {
-            format!("{description} (line {}: {line})", location.line)
-        }
-        _ => description,
+    let at = locate(stack.as_deref(), program);
+    let message = match &at {
+        Some(at) => format!(
+            "{description} (line {}: {})",
+            at.location.line, at.source_line
+        ),
+        None => description,
     };
-    EngineError::Runtime {
-        message,
-        location,
-        source_line,
-    }
+    EngineError::Runtime { message, at }
 }
 
 /// Describes a tool failure that user code did not catch (`ERR_TOOL_PROXY_FAIL`), with the
@@ -59,12 +56,10 @@ pub fn tool_error<'js>(
     program: &PreparedProgram,
 ) -> EngineError {
     let (_, stack) = describe(ctx, thrown);
-    let (location, source_line) = locate(stack.as_deref(), program);
     EngineError::Tool {
         tool,
         message: format!("{}: {}", failure.name, failure.message),
-        location,
-        source_line,
+        at: locate(stack.as_deref(), program),
     }
 }
 
@@ -89,18 +84,16 @@ fn describe<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> (String, Option<Strin
     }
 }
 
-/// The user's location and source line of the first script frame of `stack`.
-fn locate(
-    stack: Option<&str>,
-    program: &PreparedProgram,
-) -> (Option<crate::diagnostic::Location>, Option<String>) {
+/// The user's position of the first script frame of `stack`.
+fn locate(stack: Option<&str>, program: &PreparedProgram) -> Option<SourcePosition> {
     let location = stack
         .and_then(first_script_position)
-        .and_then(|(line, column)| program.positions.original(line, column));
-    let source_line = location
-        .and_then(|location| program.source.line(location.line))
-        .map(|line| line.trim().to_owned());
-    (location, source_line)
+        .and_then(|(line, column)| program.positions.original(line, column))?;
+    let source_line = program.source.line(location.line)?.trim().to_owned();
+    Some(SourcePosition {
+        location,
+        source_line,
+    })
 }
 
 /// The `line:column` of the first stack frame in the transformed script

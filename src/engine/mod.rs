@@ -87,6 +87,14 @@ pub struct RunReport {
     pub dirty: bool,
 }
 
+/// Where in the user's own code a failure happened.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SourcePosition {
+    pub location: Location,
+    /// The line's text, trimmed.
+    pub source_line: String,
+}
+
 /// What can go wrong in the engine.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum EngineError {
@@ -97,16 +105,14 @@ pub enum EngineError {
     #[error("{message}")]
     Runtime {
         message: String,
-        location: Option<Location>,
-        source_line: Option<String>,
+        at: Option<SourcePosition>,
     },
     /// A tool failed and user code did not catch it (§7.4).
     #[error("{tool}: {message}")]
     Tool {
         tool: String,
         message: String,
-        location: Option<Location>,
-        source_line: Option<String>,
+        at: Option<SourcePosition>,
     },
     /// A resource limit ended the run: `limit` names the option (`memoryLimitBytes`,
     /// `maxStackBytes`).

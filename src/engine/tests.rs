@@ -112,16 +112,12 @@ fn a_tool_failure_is_a_catchable_error_with_the_tools_name_and_message() {
 fn an_uncaught_tool_failure_is_a_tool_error_at_the_calling_line() {
     let engine = engine_with(host(), &options());
     match error(run_on(&engine, "const a = 1;\nboom(a)", &options())) {
-        EngineError::Tool {
-            tool,
-            message,
-            location,
-            source_line,
-        } => {
+        EngineError::Tool { tool, message, at } => {
             assert_eq!(tool, "boom");
             assert_eq!(message, "TypeError: kaput");
-            assert_eq!(location.map(|l| l.line), Some(2));
-            assert_eq!(source_line.as_deref(), Some("boom(a)"));
+            let at = at.expect("the calling line");
+            assert_eq!(at.location.line, 2);
+            assert_eq!(at.source_line, "boom(a)");
         }
         other => panic!("expected a tool error, got {other:?}"),
     }

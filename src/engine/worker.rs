@@ -217,8 +217,7 @@ fn execute<'js>(
             }),
             Settled::Stuck => Err(EngineError::Runtime {
                 message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
-                location: None,
-                source_line: None,
+                at: None,
             }),
             Settled::Stopped => Err(EngineError::Stopped),
         },

@@ -15,7 +15,9 @@ use serde_json::{json, Value as Json};
 
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::Host;
-use crate::engine::{Completion, Engine, EngineConfig, EngineError, RunReport, RunRequest};
+use crate::engine::{
+    Completion, Engine, EngineConfig, EngineError, RunReport, RunRequest, SourcePosition,
+};
 use crate::error::{ErrorCode, ExecutorError};
 use crate::options::{Options, RunConcurrency};
 use crate::program::INTERNAL_PREFIX;
@@ -332,41 +334,14 @@ fn init_failed(error: &EngineError) -> ExecutorError {
 fn run_failed(error: EngineError, logs: String) -> ExecutorError {
     let error = match error {
         EngineError::Invalid(diagnostics) => return validation_failed(&diagnostics),
-        EngineError::Runtime {
-            message,
-            location,
-            source_line,
-        } => {
-            let mut error = ExecutorError::new(ErrorCode::RuntimeException, message);
-            if let Some(location) = location {
-                error = error
-                    .with_detail("line", location.line)
-                    .with_detail("column", location.column);
-            }
-            if let Some(line) = source_line {
-                error = error.with_detail("sourceLine", line);
-            }
-            error
+        EngineError::Runtime { message, at } => {
+            at_position(ExecutorError::new(ErrorCode::RuntimeException, message), at)
         }
-        EngineError::Tool {
-            tool,
-            message,
-            location,
-            source_line,
-        } => {
-            let mut error =
-                ExecutorError::new(ErrorCode::ToolProxyFail, format!("{tool}: {message}"))
-                    .with_detail("tool", tool);
-            if let Some(location) = location {
-                error = error
-                    .with_detail("line", location.line)
-                    .with_detail("column", location.column);
-            }
-            if let Some(line) = source_line {
-                error = error.with_detail("sourceLine", line);
-            }
-            error
-        }
+        EngineError::Tool { tool, message, at } => at_position(
+            ExecutorError::new(ErrorCode::ToolProxyFail, format!("{tool}: {message}"))
+                .with_detail("tool", tool),
+            at,
+        ),
         EngineError::Limit { limit, message } => {
             ExecutorError::new(ErrorCode::RuntimeException, message).with_detail("limit", limit)
         }
@@ -388,6 +363,17 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
         ),
     };
     error.with_logs(logs)
+}
+
+/// Adds the user's line, column and source line to `details` (DESIGN.md "Errors").
+fn at_position(error: ExecutorError, at: Option<SourcePosition>) -> ExecutorError {
+    match at {
+        Some(at) => error
+            .with_detail("line", at.location.line)
+            .with_detail("column", at.location.column)
+            .with_detail("sourceLine", at.source_line),
+        None => error,
+    }
 }
 
 /// `ERR_VALIDATION_FAILED` listing each blocking diagnostic as `line:col rule: message`

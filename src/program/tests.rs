@@ -13,7 +13,11 @@ fn transformed(code: &str) -> String {
 }
 
 fn rules_of(code: &str) -> Vec<&'static str> {
-    prepare(code, &ProgramContext::default()).diagnostics.iter().map(|d| d.rule).collect()
+    prepare(code, &ProgramContext::default())
+        .diagnostics
+        .iter()
+        .map(|d| d.rule)
+        .collect()
 }
 
 /// Collapses whitespace so expectations do not depend on codegen's indentation.
