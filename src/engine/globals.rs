@@ -11,7 +11,7 @@ use rquickjs::function::{Opt, Rest};
 use rquickjs::object::Property;
 use rquickjs::{qjs, Ctx, Exception, Function, Object, Result, Value as JsValue};
 
-use super::convert::to_value;
+use super::convert::{to_value, Uncopyable};
 use super::inspect;
 use super::state::{RunState, Stop};
 use crate::options::LogLevel;
@@ -53,7 +53,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
             }
             let copied = value
                 .0
-                .map_or(Value::Undefined, |value| to_value(&ctx, &value));
+                .map_or(Value::Undefined, |value| copy_out(&ctx, &value));
             *output_state.output.borrow_mut() = copied;
             Ok(())
         },
@@ -68,7 +68,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
             if answer_state.stop.get().is_none() {
                 let copied = value
                     .0
-                    .map_or(Value::Undefined, |value| to_value(&ctx, &value));
+                    .map_or(Value::Undefined, |value| copy_out(&ctx, &value));
                 *answer_state.final_answer.borrow_mut() = Some(copied);
                 answer_state.stop_with(Stop::FinalAnswer);
             }
@@ -99,6 +99,12 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
         console.prop(level.as_str(), Property::from(method).enumerable())?;
     }
     define("console", console.into_value())
+}
+
+/// Copies an output or a final answer; Describe mode never fails, but stays total if it did.
+fn copy_out<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Value {
+    to_value(ctx, value, Uncopyable::Describe, "output")
+        .unwrap_or_else(|error| Value::Uncloneable(error.to_string()))
 }
 
 /// Throws an error that no `catch` or `finally` in user code can intercept (quickjs-ng's
