@@ -134,6 +134,15 @@ pub struct CloneError {
     pub what: String,
 }
 
+/// Objects nested deeper than this are not copied, on either side: copying recurses once per
+/// level, on a thread whose stack hostile (or runaway) nesting must not exhaust.
+pub const MAX_DEPTH: usize = 1000;
+/// Arrays longer than this are not copied, however sparse: copying visits every index.
+pub const MAX_ARRAY_LENGTH: u64 = 1 << 24;
+/// Arrays with more holes than this are not copied: a hole costs its heap nothing but takes a
+/// slot of the copy, so `[, , …]` with a huge length would turn bytes into gigabytes.
+pub const MAX_HOLES: usize = 1 << 20;
+
 /// One step from a value down to a part of it, as [`CloneError::path`] spells it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathStep {
@@ -171,6 +180,15 @@ impl CloneError {
         }
         CloneError { path, what }
     }
+}
+
+/// A class name as [`CloneError::what`] says it: `"a WeakMap"`, `"an Arguments"`.
+pub fn with_article(name: &str) -> String {
+    let vowel = name
+        .chars()
+        .next()
+        .is_some_and(|c| "AEIOUaeiou".contains(c));
+    format!("{} {name}", if vowel { "an" } else { "a" })
 }
 
 /// Whether `key` can follow a dot in JS source (`$`, `_`, letters, then digits too).

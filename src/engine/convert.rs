@@ -23,7 +23,10 @@ use super::inspect::{
     CLASS_BIG_INT, CLASS_BOOLEAN, CLASS_C_FUNCTION, CLASS_DATE, CLASS_ERROR, CLASS_MAP,
     CLASS_NUMBER, CLASS_OBJECT, CLASS_REGEXP, CLASS_SET, CLASS_STRING,
 };
-use crate::value::{CloneError, PathStep, TypedArrayKind, Value};
+use crate::value::{
+    with_article, CloneError, PathStep, TypedArrayKind, Value, MAX_ARRAY_LENGTH, MAX_DEPTH,
+    MAX_HOLES,
+};
 
 /// How to treat a part that cannot be copied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,15 +42,6 @@ pub enum Uncopyable {
     Refuse,
 }
 
-/// Objects nested deeper than this are not copied: copying recurses on the engine thread's
-/// stack, which hostile nesting must not exhaust.
-const MAX_DEPTH: usize = 1000;
-/// Arrays longer than this are not copied, however sparse: every index is visited.
-const MAX_ARRAY_LENGTH: u64 = 1 << 24;
-/// Arrays with more holes than this are not copied: a hole costs the sandbox nothing but takes a
-/// slot of the copy, so `[, , …]` with a huge length would otherwise turn a few bytes of sandbox
-/// memory into gigabytes of host memory.
-const MAX_HOLES: usize = 1 << 20;
 /// Map keys longer than this are cut in paths (`x.get({ a: 1, … })`), which must stay readable.
 const MAX_KEY_LABEL: usize = 60;
 
@@ -65,36 +59,16 @@ pub fn to_value<'js>(
         seen: HashMap::new(),
         order: Vec::new(),
     };
-    let copied = copier.copy(value, 0);
+    let copied = copier.copy(value);
     // Whatever a getter threw is already part of the copy; it must not surface in the run.
     if ctx.has_exception() {
         let _ = ctx.catch();
     }
-    copied.map_err(|refused| CloneError::at(root, refused.steps.iter().rev(), refused.what))
+    copied.map_err(|(steps, what)| CloneError::at(root, &steps, what))
 }
 
-/// A refusal on its way up to [`to_value`]: each container it passes adds its own step, so the
-/// steps are innermost first.
-struct Refused {
-    what: String,
-    steps: Vec<PathStep>,
-}
-
-impl Refused {
-    fn new(what: impl Into<String>) -> Self {
-        Refused {
-            what: what.into(),
-            steps: Vec::new(),
-        }
-    }
-
-    fn under(mut self, step: PathStep) -> Self {
-        self.steps.push(step);
-        self
-    }
-}
-
-type Copied = std::result::Result<Value, Refused>;
+/// Why a part is not copied (Refuse mode), as [`CloneError::what`] says it.
+type What = String;
 
 struct Copier<'a, 'js> {
     ctx: &'a Ctx<'js>,
@@ -107,9 +81,234 @@ struct Copier<'a, 'js> {
     order: Vec<JsValue<'js>>,
 }
 
+/// What visiting a value gives: a finished copy, or a container whose parts come next.
+enum Visit<'js> {
+    Done(Value),
+    Open(CopyFrame<'js>),
+}
+
+/// A container being copied: the walk keeps these on a heap stack instead of recursing, so that
+/// nesting costs neither the engine thread's stack nor QuickJS's stack budget (which the
+/// built-in functions a copy calls are checked against).
+enum CopyFrame<'js> {
+    Array {
+        array: JsValue<'js>,
+        number: usize,
+        length: u32,
+        next: u32,
+        holes: usize,
+        items: Vec<Option<Value>>,
+    },
+    Object {
+        object: JsValue<'js>,
+        keys: Vec<OwnedAtom<'js>>,
+        next: usize,
+        key: String,
+        entries: Vec<(String, Value)>,
+    },
+    Map {
+        /// The `[key, value]` arrays the engine's iterator made.
+        entries: Vec<JsValue<'js>>,
+        next: usize,
+        key: Option<Value>,
+        pairs: Vec<(Value, Value)>,
+    },
+    Set {
+        items: Vec<JsValue<'js>>,
+        next: usize,
+        copied: Vec<Value>,
+    },
+}
+
+/// The next part of a container.
+enum Part<'js> {
+    Value(JsValue<'js>),
+    /// Reading the part threw this.
+    Thrown(JsValue<'js>),
+    /// Every part is copied: the container's copy.
+    End(Value),
+    /// The array cannot be copied after all.
+    Drop {
+        array: JsValue<'js>,
+        number: usize,
+        what: &'static str,
+    },
+}
+
+impl<'js> CopyFrame<'js> {
+    fn next_part(&mut self, copier: &Copier<'_, 'js>) -> Part<'js> {
+        match self {
+            CopyFrame::Array {
+                array,
+                number,
+                length,
+                next,
+                holes,
+                items,
+            } => {
+                while *next < *length {
+                    let index = *next;
+                    let read = OwnedAtom::from_index(copier.ctx, index)
+                        .and_then(|atom| copier.read(array, &atom));
+                    match read {
+                        // A hole is an index the array does not own, which is not `undefined`.
+                        None => {
+                            *next += 1;
+                            *holes += 1;
+                            if *holes > MAX_HOLES {
+                                return Part::Drop {
+                                    array: array.clone(),
+                                    number: *number,
+                                    what: "an array with too many holes to copy",
+                                };
+                            }
+                            items.push(None);
+                        }
+                        Some(Ok(item)) => return Part::Value(item),
+                        Some(Err(thrown)) => return Part::Thrown(thrown),
+                    }
+                }
+                Part::End(Value::Array(std::mem::take(items)))
+            }
+            CopyFrame::Object {
+                object,
+                keys,
+                next,
+                key,
+                entries,
+            } => {
+                while let Some(atom) = keys.get(*next) {
+                    *next += 1;
+                    // A getter may have deleted a later property: structured clone skips it too.
+                    let Some(read) = copier.read(object, atom) else {
+                        continue;
+                    };
+                    *key = atom
+                        .to_value()
+                        .map(|name| copier.string(&name))
+                        .unwrap_or_default();
+                    return match read {
+                        Ok(property) => Part::Value(property),
+                        Err(thrown) => Part::Thrown(thrown),
+                    };
+                }
+                Part::End(Value::Object(std::mem::take(entries)))
+            }
+            CopyFrame::Map {
+                entries,
+                next,
+                key,
+                pairs,
+            } => match entries.get(*next) {
+                // The iterator made these arrays itself: plain data, no user code.
+                Some(entry) => {
+                    Part::Value(copier.inspector.index_data(entry, u32::from(key.is_some())))
+                }
+                None => Part::End(Value::Map(std::mem::take(pairs))),
+            },
+            CopyFrame::Set {
+                items,
+                next,
+                copied,
+            } => match items.get(*next) {
+                Some(item) => Part::Value(item.clone()),
+                None => Part::End(Value::Set(std::mem::take(copied))),
+            },
+        }
+    }
+
+    /// Takes the copy of the part [`Self::next_part`] gave last.
+    fn accept(&mut self, part: Value) {
+        match self {
+            CopyFrame::Array { next, items, .. } => {
+                *next += 1;
+                items.push(Some(part));
+            }
+            CopyFrame::Object { key, entries, .. } => entries.push((std::mem::take(key), part)),
+            CopyFrame::Map {
+                next, key, pairs, ..
+            } => match key.take() {
+                None => *key = Some(part),
+                Some(copied_key) => {
+                    *next += 1;
+                    pairs.push((copied_key, part));
+                }
+            },
+            CopyFrame::Set { next, copied, .. } => {
+                *next += 1;
+                copied.push(part);
+            }
+        }
+    }
+
+    /// The step to the part being copied, for a refusal's path.
+    fn step(&self, copier: &Copier<'_, 'js>) -> PathStep {
+        match self {
+            CopyFrame::Array { next, .. } => PathStep::Index(*next as usize),
+            CopyFrame::Object { key, .. } => PathStep::Key(key.clone()),
+            CopyFrame::Map {
+                entries, next, key, ..
+            } => match (key, entries.get(*next)) {
+                (Some(_), Some(entry)) => {
+                    PathStep::MapValue(copier.key_label(&copier.inspector.index_data(entry, 0)))
+                }
+                _ => PathStep::MapKey(*next),
+            },
+            CopyFrame::Set { next, .. } => PathStep::SetItem(*next),
+        }
+    }
+}
+
 impl<'js> Copier<'_, 'js> {
-    fn copy(&mut self, value: &JsValue<'js>, depth: usize) -> Copied {
-        Ok(match value.type_of() {
+    /// The walk: containers wait on `stack` while their parts are copied, the innermost on top.
+    fn copy(&mut self, root: &JsValue<'js>) -> std::result::Result<Value, (Vec<PathStep>, What)> {
+        let mut stack: Vec<CopyFrame<'js>> = Vec::new();
+        let mut part = Part::Value(root.clone());
+        loop {
+            let visited = match part {
+                Part::Value(value) => self.visit(&value, stack.len()),
+                Part::Thrown(thrown) => self.thrown(&thrown).map(Visit::Done),
+                Part::End(copied) => {
+                    stack.pop();
+                    Ok(Visit::Done(copied))
+                }
+                Part::Drop {
+                    array,
+                    number,
+                    what,
+                } => {
+                    stack.pop();
+                    self.forget_from(number);
+                    self.uncopyable(&array, what).map(Visit::Done)
+                }
+            };
+            part = match visited {
+                Ok(Visit::Open(mut frame)) => {
+                    let first = frame.next_part(self);
+                    stack.push(frame);
+                    first
+                }
+                Ok(Visit::Done(copied)) => match stack.last_mut() {
+                    Some(parent) => {
+                        parent.accept(copied);
+                        parent.next_part(self)
+                    }
+                    None => return Ok(copied),
+                },
+                Err(what) => {
+                    let steps = stack.iter().map(|frame| frame.step(self)).collect();
+                    return Err((steps, what));
+                }
+            };
+        }
+    }
+
+    fn visit(
+        &mut self,
+        value: &JsValue<'js>,
+        depth: usize,
+    ) -> std::result::Result<Visit<'js>, What> {
+        let copied = match value.type_of() {
             Type::Undefined | Type::Uninitialized => Value::Undefined,
             Type::Null => Value::Null,
             Type::Bool => Value::Bool(value.as_bool().unwrap_or_default()),
@@ -117,114 +316,98 @@ impl<'js> Copier<'_, 'js> {
             Type::String => Value::String(self.string(value)),
             // A BigInt's decimal digits, which both engines rebuild it from exactly.
             Type::BigInt => Value::BigInt(inspect::primitive_to_string(self.ctx, value)),
-            Type::Symbol => return self.uncopyable(value, "a symbol"),
-            _ if value.is_object() => return self.copy_object(value, depth),
-            _ => return self.uncopyable(value, "not a JS value"),
-        })
+            Type::Symbol => self.uncopyable(value, "a symbol")?,
+            _ if value.is_object() => return self.visit_object(value, depth),
+            _ => self.uncopyable(value, "not a JS value")?,
+        };
+        Ok(Visit::Done(copied))
     }
 
-    fn copy_object(&mut self, value: &JsValue<'js>, depth: usize) -> Copied {
+    fn visit_object(
+        &mut self,
+        value: &JsValue<'js>,
+        depth: usize,
+    ) -> std::result::Result<Visit<'js>, What> {
         if let Some(&number) = self.seen.get(value) {
-            return Ok(Value::Ref(number));
+            return Ok(Visit::Done(Value::Ref(number)));
         }
         // Proxies first: asking anything else of one would run its traps.
-        if value.is_proxy() {
-            return self.uncopyable(value, "a Proxy");
-        }
-        if value.is_function() {
-            return self.uncopyable(value, "a function");
-        }
-        if depth >= MAX_DEPTH {
-            return self.uncopyable(value, "too deeply nested");
-        }
-        let class = inspect::class_id(value);
-        match class {
-            CLASS_OBJECT => self.copy_plain(value, depth),
-            CLASS_ARRAY => self.copy_array(value, depth),
-            CLASS_MAP | CLASS_SET => self.copy_collection(value, class, depth),
-            CLASS_DATE => self.copy_date(value),
-            CLASS_REGEXP => self.copy_regexp(value),
-            CLASS_ERROR => self.copy_error(value),
-            CLASS_ARRAY_BUFFER => self.copy_array_buffer(value),
-            CLASS_NUMBER | CLASS_STRING | CLASS_BOOLEAN | CLASS_BIG_INT => {
-                self.unbox(value, class, depth)
-            }
-            _ => match typed_array_kind(value) {
-                Some(kind) => self.copy_typed_array(value, kind),
-                None => {
-                    let what = with_article(&self.inspector.internal_constructor_name(value));
-                    self.uncopyable(value, &what)
+        let copied = if value.is_proxy() {
+            self.uncopyable(value, "a Proxy")
+        } else if value.is_function() {
+            self.uncopyable(value, "a function")
+        } else if depth >= MAX_DEPTH {
+            self.uncopyable(value, "too deeply nested")
+        } else {
+            let class = inspect::class_id(value);
+            match class {
+                CLASS_OBJECT => return Ok(self.open_object(value)),
+                CLASS_ARRAY => return self.open_array(value),
+                CLASS_MAP | CLASS_SET => return self.open_collection(value, class),
+                CLASS_DATE => self.copy_date(value),
+                CLASS_REGEXP => self.copy_regexp(value),
+                CLASS_ERROR => Ok(self.copy_error(value)),
+                CLASS_ARRAY_BUFFER => self.copy_array_buffer(value),
+                CLASS_NUMBER | CLASS_STRING | CLASS_BOOLEAN | CLASS_BIG_INT => {
+                    return self.unbox(value, class, depth)
                 }
-            },
-        }
+                _ => match typed_array_kind(value) {
+                    Some(kind) => self.copy_typed_array(value, kind),
+                    None => {
+                        let what = with_article(&self.inspector.internal_constructor_name(value));
+                        self.uncopyable(value, &what)
+                    }
+                },
+            }
+        };
+        copied.map(Visit::Done)
     }
 
     /// Own enumerable string-keyed properties in order; the prototype is not kept, so class
     /// instances arrive as plain objects, as with structured clone.
-    fn copy_plain(&mut self, object: &JsValue<'js>, depth: usize) -> Copied {
+    fn open_object(&mut self, object: &JsValue<'js>) -> Visit<'js> {
         self.register(object);
-        let atoms = self.inspector.own_atoms(
+        let keys = self.inspector.own_atoms(
             object,
             qjs::JS_GPN_STRING_MASK | qjs::JS_GPN_ENUM_ONLY,
             false,
         );
-        let mut entries = Vec::with_capacity(atoms.len());
-        for atom in &atoms {
-            // A getter may have deleted a later property: structured clone skips it too.
-            let Some(read) = self.read(object, atom) else {
-                continue;
-            };
-            let key = atom
-                .to_value()
-                .map(|key| self.string(&key))
-                .unwrap_or_default();
-            let copied = match read {
-                Ok(property) => self.copy(&property, depth + 1),
-                Err(thrown) => self.thrown(&thrown),
-            };
-            let copied = copied.map_err(|refused| refused.under(PathStep::Key(key.clone())))?;
-            entries.push((key, copied));
-        }
-        Ok(Value::Object(entries))
+        Visit::Open(CopyFrame::Object {
+            object: object.clone(),
+            entries: Vec::with_capacity(keys.len()),
+            keys,
+            next: 0,
+            key: String::new(),
+        })
     }
 
     /// Elements by index, holes kept; other own keys of the array are dropped, as with
     /// structured clone.
-    fn copy_array(&mut self, array: &JsValue<'js>, depth: usize) -> Copied {
+    fn open_array(&mut self, array: &JsValue<'js>) -> std::result::Result<Visit<'js>, What> {
         let length = self.inspector.array_length(array);
-        if length > MAX_ARRAY_LENGTH {
-            return self.uncopyable(
-                array,
-                &format!("an array too long to copy ({length} items)"),
-            );
-        }
+        let Some(length) = u32::try_from(length)
+            .ok()
+            .filter(|&length| u64::from(length) <= MAX_ARRAY_LENGTH)
+        else {
+            let what = format!("an array too long to copy ({length} items)");
+            return self.uncopyable(array, &what).map(Visit::Done);
+        };
         let number = self.register(array);
-        let mut items = Vec::new();
-        let mut holes = 0;
-        for index in 0..length as u32 {
-            let read =
-                OwnedAtom::from_index(self.ctx, index).and_then(|atom| self.read(array, &atom));
-            let copied = match read {
-                None => {
-                    holes += 1;
-                    if holes > MAX_HOLES {
-                        self.forget_from(number);
-                        return self.uncopyable(array, "an array with too many holes to copy");
-                    }
-                    None
-                }
-                Some(Ok(item)) => Some(self.copy(&item, depth + 1)),
-                Some(Err(thrown)) => Some(self.thrown(&thrown)),
-            };
-            let copied = copied
-                .transpose()
-                .map_err(|refused| refused.under(PathStep::Index(index as usize)))?;
-            items.push(copied);
-        }
-        Ok(Value::Array(items))
+        Ok(Visit::Open(CopyFrame::Array {
+            array: array.clone(),
+            number,
+            length,
+            next: 0,
+            holes: 0,
+            items: Vec::new(),
+        }))
     }
 
-    fn copy_collection(&mut self, collection: &JsValue<'js>, class: u32, depth: usize) -> Copied {
+    fn open_collection(
+        &mut self,
+        collection: &JsValue<'js>,
+        class: u32,
+    ) -> std::result::Result<Visit<'js>, What> {
         let Some(entries) = self
             .inspector
             .collection_entries(collection, class, usize::MAX)
@@ -234,33 +417,23 @@ impl<'js> Copier<'_, 'js> {
             } else {
                 "a Set whose built-in iterators were replaced"
             };
-            return self.uncopyable(collection, what);
+            return self.uncopyable(collection, what).map(Visit::Done);
         };
         self.register(collection);
-        if class == CLASS_SET {
-            let mut items = Vec::with_capacity(entries.len());
-            for (index, item) in entries.iter().enumerate() {
-                let copied = self
-                    .copy(item, depth + 1)
-                    .map_err(|refused| refused.under(PathStep::SetItem(index)))?;
-                items.push(copied);
+        Ok(Visit::Open(if class == CLASS_MAP {
+            CopyFrame::Map {
+                pairs: Vec::with_capacity(entries.len()),
+                entries,
+                next: 0,
+                key: None,
             }
-            return Ok(Value::Set(items));
-        }
-        let mut pairs = Vec::with_capacity(entries.len());
-        for (index, entry) in entries.iter().enumerate() {
-            // The iterator made these `[key, value]` arrays itself: plain data, no user code.
-            let key = self.inspector.index_data(entry, 0);
-            let item = self.inspector.index_data(entry, 1);
-            let copied_key = self
-                .copy(&key, depth + 1)
-                .map_err(|refused| refused.under(PathStep::MapKey(index)))?;
-            let copied_item = self
-                .copy(&item, depth + 1)
-                .map_err(|refused| refused.under(PathStep::MapValue(self.key_label(&key))))?;
-            pairs.push((copied_key, copied_item));
-        }
-        Ok(Value::Map(pairs))
+        } else {
+            CopyFrame::Set {
+                copied: Vec::with_capacity(entries.len()),
+                items: entries,
+                next: 0,
+            }
+        }))
     }
 
     fn copy_date(&mut self, date: &JsValue<'js>) -> Copied {
@@ -287,7 +460,7 @@ impl<'js> Copier<'_, 'js> {
 
     /// `name` and `message` as data properties (own or inherited, as structured clone reads
     /// them), `stack` as QuickJS keeps it (frame lines only).
-    fn copy_error(&mut self, error: &JsValue<'js>) -> Copied {
+    fn copy_error(&mut self, error: &JsValue<'js>) -> Value {
         let text = |atom| {
             self.inspector
                 .data_get_pre(error, atom)
@@ -302,11 +475,11 @@ impl<'js> Copier<'_, 'js> {
             .filter(|stack| stack.is_string())
             .map(|stack| self.string(&stack));
         self.register(error);
-        Ok(Value::Error {
+        Value::Error {
             name,
             message,
             stack,
-        })
+        }
     }
 
     fn copy_array_buffer(&mut self, buffer: &JsValue<'js>) -> Copied {
@@ -368,17 +541,24 @@ impl<'js> Copier<'_, 'js> {
 
     /// `new Number(1)` and its kin have no place in the value model: they travel as the
     /// primitive they wrap.
-    fn unbox(&mut self, boxed: &JsValue<'js>, class: u32, depth: usize) -> Copied {
+    fn unbox(
+        &mut self,
+        boxed: &JsValue<'js>,
+        class: u32,
+        depth: usize,
+    ) -> std::result::Result<Visit<'js>, What> {
         match self.inspector.call_native(class, "valueOf", false, boxed) {
-            Some(primitive) if !primitive.is_object() => self.copy(&primitive, depth),
-            _ => self.uncopyable(boxed, "a wrapped primitive whose valueOf was replaced"),
+            Some(primitive) if !primitive.is_object() => self.visit(&primitive, depth),
+            _ => self
+                .uncopyable(boxed, "a wrapped primitive whose valueOf was replaced")
+                .map(Visit::Done),
         }
     }
 
     fn uncopyable(&self, value: &JsValue<'js>, what: &str) -> Copied {
         match self.mode {
             Uncopyable::Describe => Ok(Value::Uncloneable(inspect::inspect(self.ctx, value))),
-            Uncopyable::Refuse => Err(Refused::new(what)),
+            Uncopyable::Refuse => Err(what.to_string()),
         }
     }
 
@@ -389,9 +569,7 @@ impl<'js> Copier<'_, 'js> {
         let shown = shown.lines().next().unwrap_or_default();
         match self.mode {
             Uncopyable::Describe => Ok(Value::Uncloneable(format!("[Thrown: {shown}]"))),
-            Uncopyable::Refuse => Err(Refused::new(format!(
-                "unreadable (reading it threw {shown})"
-            ))),
+            Uncopyable::Refuse => Err(format!("unreadable (reading it threw {shown})")),
         }
     }
 
@@ -456,6 +634,8 @@ impl<'js> Copier<'_, 'js> {
     }
 }
 
+type Copied = std::result::Result<Value, What>;
+
 /// The kind of a typed array; `None` for anything else, and for `Float16Array`, which
 /// structured clone does not know.
 fn typed_array_kind(value: &JsValue<'_>) -> Option<TypedArrayKind> {
@@ -482,15 +662,6 @@ fn quickjs_kind(kind: TypedArrayKind) -> qjs::JSTypedArrayEnum {
     }
 }
 
-/// `"a WeakMap"`, `"an Arguments"`.
-fn with_article(name: &str) -> String {
-    let vowel = name
-        .chars()
-        .next()
-        .is_some_and(|c| "AEIOUaeiou".contains(c));
-    format!("{} {name}", if vowel { "an" } else { "a" })
-}
-
 /// Builds a sandbox value from a copy (for `sendVariables` and tool results). Every object is
 /// fresh and made by the engine's own constructors, whatever the sandbox put in `globalThis`.
 /// A copy it cannot build (a `Ref` to nothing, a typed array without a buffer, a `Map` after
@@ -505,7 +676,7 @@ pub fn from_value<'js>(ctx: &Ctx<'js>, value: &Value) -> Result<JsValue<'js>> {
         inspector: Inspector::new(ctx, 0, false, false),
         created: Vec::new(),
     };
-    builder.build(value, 0)
+    builder.build(value)
 }
 
 struct Builder<'a, 'js> {
@@ -515,10 +686,107 @@ struct Builder<'a, 'js> {
     created: Vec<JsValue<'js>>,
 }
 
-impl<'js> Builder<'_, 'js> {
-    /// Dispatches only: every variant is built in a function of its own, which keeps the frames
-    /// of the recursion small.
-    fn build(&mut self, value: &Value, depth: usize) -> Result<JsValue<'js>> {
+/// A container being filled. As when copying, the walk keeps these on a heap stack instead of
+/// recursing; a container is linked into its parent before its own parts are built.
+enum BuildFrame<'v, 'js> {
+    Array {
+        array: Object<'js>,
+        items: std::iter::Enumerate<std::slice::Iter<'v, Option<Value>>>,
+    },
+    Object {
+        object: Object<'js>,
+        entries: std::slice::Iter<'v, (String, Value)>,
+    },
+    Map {
+        map: JsValue<'js>,
+        set: rquickjs::Function<'js>,
+        entries: std::slice::Iter<'v, (Value, Value)>,
+        /// The key of the entry being built, once it exists, and the value it maps to.
+        key: Option<(JsValue<'js>, &'v Value)>,
+    },
+    Set {
+        set: JsValue<'js>,
+        add: rquickjs::Function<'js>,
+        items: std::slice::Iter<'v, Value>,
+    },
+}
+
+/// Where a built part goes.
+enum Slot<'v, 'js> {
+    Index(Object<'js>, u32),
+    Key(Object<'js>, &'v str),
+    /// A Map key; the value comes next.
+    MapKey(&'v Value),
+    MapValue(JsValue<'js>, rquickjs::Function<'js>, JsValue<'js>),
+    SetItem(JsValue<'js>, rquickjs::Function<'js>),
+}
+
+impl<'v, 'js> BuildFrame<'v, 'js> {
+    /// The next part to build and where it goes; `None` once the container is full.
+    fn next_part(&mut self) -> Option<(&'v Value, Slot<'v, 'js>)> {
+        match self {
+            BuildFrame::Array { array, items } => items.find_map(|(index, item)| {
+                // Holes are the indices left alone. The array's length was checked to fit.
+                Some((item.as_ref()?, Slot::Index(array.clone(), index as u32)))
+            }),
+            BuildFrame::Object { object, entries } => entries
+                .next()
+                .map(|(key, item)| (item, Slot::Key(object.clone(), key.as_str()))),
+            BuildFrame::Map {
+                map,
+                set,
+                entries,
+                key,
+            } => match key.take() {
+                Some((key, item)) => Some((item, Slot::MapValue(map.clone(), set.clone(), key))),
+                None => entries.next().map(|(key, item)| (key, Slot::MapKey(item))),
+            },
+            BuildFrame::Set { set, add, items } => items
+                .next()
+                .map(|item| (item, Slot::SetItem(set.clone(), add.clone()))),
+        }
+    }
+}
+
+impl<'v, 'js> Builder<'_, 'js> {
+    /// The walk: containers wait on `stack` while their parts are built, the innermost on top.
+    fn build(&mut self, root: &'v Value) -> Result<JsValue<'js>> {
+        let (built, frame) = self.make(root, 0)?;
+        let mut stack: Vec<BuildFrame<'v, 'js>> = frame.into_iter().collect();
+        while let Some(frame) = stack.last_mut() {
+            let Some((part, slot)) = frame.next_part() else {
+                stack.pop();
+                continue;
+            };
+            let (value, opened) = self.make(part, stack.len())?;
+            match slot {
+                // Defined, not assigned: setters on the prototypes must not run, and
+                // `__proto__` is a key like any other.
+                Slot::Index(array, index) => array.prop(index, data(value))?,
+                Slot::Key(object, key) => object.prop(key, data(value))?,
+                Slot::MapKey(item) => {
+                    if let Some(BuildFrame::Map { key, .. }) = stack.last_mut() {
+                        *key = Some((value, item));
+                    }
+                }
+                Slot::MapValue(map, set, key) => {
+                    set.call::<_, JsValue>((This(map), key, value))?;
+                }
+                Slot::SetItem(set, add) => {
+                    add.call::<_, JsValue>((This(set), value))?;
+                }
+            }
+            stack.extend(opened);
+        }
+        Ok(built)
+    }
+
+    /// `value` itself, and for a container the frame that fills it.
+    fn make(
+        &mut self,
+        value: &'v Value,
+        depth: usize,
+    ) -> Result<(JsValue<'js>, Option<BuildFrame<'v, 'js>>)> {
         if depth > MAX_DEPTH {
             return Err(Exception::throw_range(
                 self.ctx,
@@ -526,141 +794,111 @@ impl<'js> Builder<'_, 'js> {
             ));
         }
         let ctx = self.ctx.clone();
-        match value {
-            Value::Undefined => Ok(JsValue::new_undefined(ctx)),
-            Value::Null => Ok(JsValue::new_null(ctx)),
-            Value::Bool(flag) => Ok(JsValue::new_bool(ctx, *flag)),
+        let built = match value {
+            Value::Undefined => JsValue::new_undefined(ctx),
+            Value::Null => JsValue::new_null(ctx),
+            Value::Bool(flag) => JsValue::new_bool(ctx, *flag),
             // `new_number` would store -0 as the integer 0.
             Value::Number(number) if *number == 0.0 && number.is_sign_negative() => {
-                Ok(JsValue::new_float(ctx, *number))
+                JsValue::new_float(ctx, *number)
             }
-            Value::Number(number) => Ok(JsValue::new_number(ctx, *number)),
-            Value::BigInt(digits) => self.big_int(digits),
-            Value::String(text) | Value::Uncloneable(text) => self.build_string(text),
-            Value::Array(items) => self.build_array(items, depth),
-            Value::Object(entries) => self.build_object(entries, depth),
-            Value::Date(time) => self.build_date(*time),
-            Value::RegExp { source, flags } => self.build_regexp(source, flags),
-            Value::Map(entries) => self.build_map(entries, depth),
-            Value::Set(items) => self.build_set(items, depth),
+            Value::Number(number) => JsValue::new_number(ctx, *number),
+            Value::BigInt(digits) => self.big_int(digits)?,
+            Value::String(text) | Value::Uncloneable(text) => {
+                rquickjs::String::from_str(ctx, text)?.into_value()
+            }
+            Value::Array(items) => {
+                let Ok(length) = u32::try_from(items.len()) else {
+                    return Err(Exception::throw_range(self.ctx, "the array is too long"));
+                };
+                let array = Array::new(ctx)?.into_object();
+                // The length first: trailing holes are holes too.
+                array.set(PredefinedAtom::Length, length)?;
+                self.created.push(array.clone().into_value());
+                let frame = BuildFrame::Array {
+                    array: array.clone(),
+                    items: items.iter().enumerate(),
+                };
+                return Ok((array.into_value(), Some(frame)));
+            }
+            Value::Object(entries) => {
+                let object = Object::new(ctx)?;
+                self.created.push(object.clone().into_value());
+                let frame = BuildFrame::Object {
+                    object: object.clone(),
+                    entries: entries.iter(),
+                };
+                return Ok((object.into_value(), Some(frame)));
+            }
+            Value::Map(entries) => {
+                let map = self.construct(CLASS_MAP, "Map", ())?;
+                self.created.push(map.clone());
+                let frame = BuildFrame::Map {
+                    map: map.clone(),
+                    set: self.native_method(CLASS_MAP, "set")?,
+                    entries: entries.iter(),
+                    key: None,
+                };
+                return Ok((map, Some(frame)));
+            }
+            Value::Set(items) => {
+                let set = self.construct(CLASS_SET, "Set", ())?;
+                self.created.push(set.clone());
+                let frame = BuildFrame::Set {
+                    set: set.clone(),
+                    add: self.native_method(CLASS_SET, "add")?,
+                    items: items.iter(),
+                };
+                return Ok((set, Some(frame)));
+            }
+            Value::Date(time) => {
+                // SAFETY: plain constructor call on a live context; the result is an owned Date
+                // or the exception marker.
+                let date = unsafe {
+                    JsValue::from_raw(ctx, qjs::JS_NewDate(self.ctx.as_raw().as_ptr(), *time))
+                };
+                self.created(date)?
+            }
+            Value::RegExp { source, flags } => {
+                let regexp =
+                    self.construct(CLASS_REGEXP, "RegExp", (source.as_str(), flags.as_str()))?;
+                self.created(regexp)?
+            }
             Value::Error {
                 name,
                 message,
                 stack,
-            } => self.build_error(name, message, stack.as_deref()),
-            Value::ArrayBuffer(bytes) => self.build_array_buffer(bytes),
+            } => {
+                let error = self.error(name, message, stack.as_deref())?;
+                self.created(error)?
+            }
+            Value::ArrayBuffer(bytes) => {
+                let buffer = ArrayBuffer::new_copy(ctx, bytes)?.into_value();
+                self.created(buffer)?
+            }
             Value::TypedArray {
                 kind,
                 buffer,
                 byte_offset,
                 length,
-            } => self.build_typed_array(*kind, buffer, *byte_offset, *length, depth),
-            Value::Ref(number) => self.build_ref(*number),
-        }
-    }
-
-    fn build_regexp(&mut self, source: &str, flags: &str) -> Result<JsValue<'js>> {
-        let regexp = self.construct(CLASS_REGEXP, "RegExp", (source, flags))?;
-        self.created(regexp)
-    }
-
-    fn build_error(
-        &mut self,
-        name: &str,
-        message: &str,
-        stack: Option<&str>,
-    ) -> Result<JsValue<'js>> {
-        let error = self.error(name, message, stack)?;
-        self.created(error)
-    }
-
-    fn build_array_buffer(&mut self, bytes: &[u8]) -> Result<JsValue<'js>> {
-        let buffer = ArrayBuffer::new_copy(self.ctx.clone(), bytes)?.into_value();
-        self.created(buffer)
-    }
-
-    fn build_ref(&self, number: usize) -> Result<JsValue<'js>> {
-        match self.created.get(number) {
-            Some(object) => Ok(object.clone()),
-            None => Err(Exception::throw_type(
-                self.ctx,
-                "a reference to an object that was not copied",
-            )),
-        }
-    }
-
-    fn build_string(&self, text: &str) -> Result<JsValue<'js>> {
-        Ok(rquickjs::String::from_str(self.ctx.clone(), text)?.into_value())
-    }
-
-    fn build_array(&mut self, items: &[Option<Value>], depth: usize) -> Result<JsValue<'js>> {
-        let Ok(length) = u32::try_from(items.len()) else {
-            return Err(Exception::throw_range(self.ctx, "the array is too long"));
+            } => self.make_typed_array(*kind, buffer, *byte_offset, *length, depth)?,
+            Value::Ref(number) => match self.created.get(*number) {
+                Some(object) => object.clone(),
+                None => {
+                    return Err(Exception::throw_type(
+                        self.ctx,
+                        "a reference to an object that was not copied",
+                    ))
+                }
+            },
         };
-        let array = Array::new(self.ctx.clone())?.into_object();
-        self.created.push(array.clone().into_value());
-        for (index, item) in (0..length).zip(items) {
-            if let Some(item) = item {
-                let item = self.build(item, depth + 1)?;
-                array.prop(index, data(item))?;
-            }
-        }
-        // Trailing holes.
-        array.set(PredefinedAtom::Length, length)?;
-        Ok(array.into_value())
+        Ok((built, None))
     }
 
-    fn build_object(&mut self, entries: &[(String, Value)], depth: usize) -> Result<JsValue<'js>> {
-        let object = Object::new(self.ctx.clone())?;
-        self.created.push(object.clone().into_value());
-        for (key, item) in entries {
-            let item = self.build(item, depth + 1)?;
-            // Defined, not assigned: setters on `Object.prototype` must not run, and
-            // `__proto__` is a key like any other.
-            object.prop(key.as_str(), data(item))?;
-        }
-        Ok(object.into_value())
-    }
-
-    fn build_date(&mut self, time: f64) -> Result<JsValue<'js>> {
-        // SAFETY: plain constructor call on a live context; the result is an owned Date or the
-        // exception marker.
-        let date = unsafe {
-            JsValue::from_raw(
-                self.ctx.clone(),
-                qjs::JS_NewDate(self.ctx.as_raw().as_ptr(), time),
-            )
-        };
-        self.created(date)
-    }
-
-    fn build_map(&mut self, entries: &[(Value, Value)], depth: usize) -> Result<JsValue<'js>> {
-        let map = self.construct(CLASS_MAP, "Map", ())?;
-        self.created.push(map.clone());
-        let set = self.native_method(CLASS_MAP, "set")?;
-        for (key, item) in entries {
-            let key = self.build(key, depth + 1)?;
-            let item = self.build(item, depth + 1)?;
-            set.call::<_, JsValue>((This(map.clone()), key, item))?;
-        }
-        Ok(map)
-    }
-
-    fn build_set(&mut self, items: &[Value], depth: usize) -> Result<JsValue<'js>> {
-        let set = self.construct(CLASS_SET, "Set", ())?;
-        self.created.push(set.clone());
-        let add = self.native_method(CLASS_SET, "add")?;
-        for item in items {
-            let item = self.build(item, depth + 1)?;
-            add.call::<_, JsValue>((This(set.clone()), item))?;
-        }
-        Ok(set)
-    }
-
-    fn build_typed_array(
+    fn make_typed_array(
         &mut self,
         kind: TypedArrayKind,
-        buffer: &Value,
+        buffer: &'v Value,
         byte_offset: usize,
         length: usize,
         depth: usize,
@@ -669,7 +907,7 @@ impl<'js> Builder<'_, 'js> {
         // number until both exist.
         let slot = self.created.len();
         self.created.push(JsValue::new_undefined(self.ctx.clone()));
-        let buffer = self.build(buffer, depth + 1)?;
+        let (buffer, _) = self.make(buffer, depth + 1)?;
         if inspect::class_id(&buffer) != CLASS_ARRAY_BUFFER {
             return Err(Exception::throw_type(
                 self.ctx,
@@ -910,31 +1148,18 @@ mod tests {
     use rquickjs::{Context, Runtime};
 
     use super::*;
-    use crate::engine::EngineConfig;
     use crate::options::Options;
 
-    /// Runs `f` in a fresh runtime and context, on a thread with the engine thread's stack
-    /// (copies recurse once per nesting level), and checks that it left no exception pending.
-    fn with_sandbox<R: Send>(f: impl for<'js> FnOnce(&Ctx<'js>) -> R + Send) -> R {
-        let stack_size = EngineConfig::from(&Options::default())
-            .max_stack_bytes
-            .saturating_add(8 * 1024 * 1024);
-        std::thread::scope(|scope| {
-            let sandbox = std::thread::Builder::new()
-                .stack_size(stack_size)
-                .spawn_scoped(scope, || {
-                    let runtime = Runtime::new().expect("runtime");
-                    let context = Context::full(&runtime).expect("context");
-                    context.with(|ctx| {
-                        let out = f(&ctx);
-                        assert!(!ctx.has_exception(), "an exception was left pending");
-                        out
-                    })
-                })
-                .expect("sandbox thread");
-            sandbox
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    /// Runs `f` in a fresh runtime (with the engine's stack limit) and context, and checks that
+    /// it left no exception pending.
+    fn with_sandbox<R>(f: impl for<'js> FnOnce(&Ctx<'js>) -> R) -> R {
+        let runtime = Runtime::new().expect("runtime");
+        runtime.set_max_stack_size(Options::default().max_stack_bytes);
+        let context = Context::full(&runtime).expect("context");
+        context.with(|ctx| {
+            let out = f(&ctx);
+            assert!(!ctx.has_exception(), "an exception was left pending");
+            out
         })
     }
 
@@ -1834,5 +2059,39 @@ mod tests {
             ]),
             "x[0] === x[1] && x[2] === x[0].buffer && x[0][0] === 2",
         );
+    }
+
+    #[test]
+    fn built_ins_at_the_depth_limit_are_copied_both_ways() {
+        // Copying calls the engine's own functions at every depth, which QuickJS checks against
+        // its stack limit: the walk must not spend that stack on nesting.
+        let src = format!(
+            "(() => {{
+                let o = {{ d: new Date(7), m: new Map([[1, /r/g]]), s: new Set([2n ** 70n]) }};
+                for (let i = 3; i < {MAX_DEPTH}; i++) o = [o];
+                return o;
+            }})()"
+        );
+        let copied = with_sandbox(|ctx| to_value(ctx, &eval(ctx, &src), Uncopyable::Refuse, "x"))
+            .expect("copied");
+        let mut innermost = &copied;
+        while let Value::Array(items) = innermost {
+            innermost = items[0].as_ref().expect("no holes");
+        }
+        assert!(
+            matches!(innermost, Value::Object(entries) if entries[0].1 == Value::Date(7.0)),
+            "{innermost:?}"
+        );
+        with_sandbox(|ctx| {
+            let path = "x".to_string() + &"[0]".repeat(MAX_DEPTH - 3);
+            check_in(
+                ctx,
+                &copied,
+                &format!(
+                    "const o = {path}; o.d.getTime() === 7 && o.m.get(1).flags === 'g' \
+                     && o.s.has(2n ** 70n)"
+                ),
+            );
+        });
     }
 }
