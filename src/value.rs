@@ -134,8 +134,9 @@ pub struct CloneError {
     pub what: String,
 }
 
-/// Objects nested deeper than this are not copied, on either side: copying recurses once per
-/// level, on a thread whose stack hostile (or runaway) nesting must not exhaust.
+/// Objects nested deeper than this are not copied, on either side: whatever receives a copy
+/// (`util.inspect`, `JSON.stringify`, a `Value`'s own drop) recurses over it, and hostile nesting
+/// must not exhaust a thread's stack there.
 pub const MAX_DEPTH: usize = 1000;
 /// Arrays longer than this are not copied, however sparse: copying visits every index.
 pub const MAX_ARRAY_LENGTH: u64 = 1 << 24;
