@@ -133,3 +133,101 @@ pub struct CloneError {
     /// `"a function"`, `"a symbol"`, …
     pub what: String,
 }
+
+/// Objects nested deeper than this are not copied, on either side: whatever receives a copy
+/// (`util.inspect`, `JSON.stringify`, a `Value`'s own drop) recurses over it, and hostile nesting
+/// must not exhaust a thread's stack there.
+pub const MAX_DEPTH: usize = 1000;
+/// Arrays longer than this are not copied, however sparse: copying visits every index.
+pub const MAX_ARRAY_LENGTH: u64 = 1 << 24;
+/// Arrays with more holes than this are not copied: a hole costs its heap nothing but takes a
+/// slot of the copy, so `[, , …]` with a huge length would turn bytes into gigabytes.
+pub const MAX_HOLES: usize = 1 << 20;
+
+/// One step from a value down to a part of it, as [`CloneError::path`] spells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathStep {
+    /// An object property: `.name`, or `["a-b"]` when the key is not an identifier.
+    Key(String),
+    /// An array element: `[3]`.
+    Index(usize),
+    /// The key of a Map's entry number `n` (in insertion order): `.keys()[n]`.
+    MapKey(usize),
+    /// The value stored under a key, shown as its inspect string: `.get('onDone')`.
+    MapValue(String),
+    /// A Set's item number `n` (in insertion order): `.values()[n]`.
+    SetItem(usize),
+}
+
+impl CloneError {
+    /// A refusal of `what`, found by following `steps` (outermost first) from `root`.
+    pub fn at<'s>(root: &str, steps: impl IntoIterator<Item = &'s PathStep>, what: String) -> Self {
+        let mut path = root.to_string();
+        for step in steps {
+            match step {
+                PathStep::Key(key) if is_identifier(key) => {
+                    path.push('.');
+                    path.push_str(key);
+                }
+                PathStep::Key(key) => {
+                    let quoted = serde_json::to_string(key).unwrap_or_else(|_| format!("{key:?}"));
+                    path.push_str(&format!("[{quoted}]"));
+                }
+                PathStep::Index(index) => path.push_str(&format!("[{index}]")),
+                PathStep::MapKey(index) => path.push_str(&format!(".keys()[{index}]")),
+                PathStep::MapValue(key) => path.push_str(&format!(".get({key})")),
+                PathStep::SetItem(index) => path.push_str(&format!(".values()[{index}]")),
+            }
+        }
+        CloneError { path, what }
+    }
+}
+
+/// A class name as [`CloneError::what`] says it: `"a WeakMap"`, `"an Arguments"`.
+pub fn with_article(name: &str) -> String {
+    let vowel = name
+        .chars()
+        .next()
+        .is_some_and(|c| "AEIOUaeiou".contains(c));
+    format!("{} {name}", if vowel { "an" } else { "a" })
+}
+
+/// Whether `key` can follow a dot in JS source (`$`, `_`, letters, then digits too).
+fn is_identifier(key: &str) -> bool {
+    let mut chars = key.chars();
+    chars
+        .next()
+        .is_some_and(|first| first == '$' || first == '_' || first.is_alphabetic())
+        && chars.all(|c| c == '$' || c == '_' || c.is_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clone_error_paths_read_like_js() {
+        let steps = [
+            PathStep::Key("cfg".into()),
+            PathStep::Key("a-b".into()),
+            PathStep::Index(3),
+            PathStep::MapValue("'onDone'".into()),
+            PathStep::MapKey(0),
+            PathStep::SetItem(2),
+            PathStep::Key("$ok_1".into()),
+            PathStep::Key("1x".into()),
+        ];
+        let error = CloneError::at("variables", &steps, "a function".into());
+        assert_eq!(
+            error.path,
+            r#"variables.cfg["a-b"][3].get('onDone').keys()[0].values()[2].$ok_1["1x"]"#
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{} is a function, which cannot be copied (values cross as structured clones)",
+                error.path
+            )
+        );
+    }
+}

@@ -51,10 +51,9 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
             if output_state.stop.get().is_some() {
                 return Err(throw_stop(&ctx));
             }
-            let copied = value.0.map_or(Value::Undefined, |value| {
-                to_value(&ctx, &value, Uncopyable::Describe, "output")
-                    .unwrap_or_else(|error| Value::Uncloneable(error.to_string()))
-            });
+            let copied = value
+                .0
+                .map_or(Value::Undefined, |value| copy_out(&ctx, &value));
             *output_state.output.borrow_mut() = copied;
             Ok(())
         },
@@ -67,10 +66,9 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
         ctx.clone(),
         move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
             if answer_state.stop.get().is_none() {
-                let copied = value.0.map_or(Value::Undefined, |value| {
-                    to_value(&ctx, &value, Uncopyable::Describe, "output")
-                        .unwrap_or_else(|error| Value::Uncloneable(error.to_string()))
-                });
+                let copied = value
+                    .0
+                    .map_or(Value::Undefined, |value| copy_out(&ctx, &value));
                 *answer_state.final_answer.borrow_mut() = Some(copied);
                 answer_state.stop_with(Stop::FinalAnswer);
             }
@@ -101,6 +99,12 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
         console.prop(level.as_str(), Property::from(method).enumerable())?;
     }
     define("console", console.into_value())
+}
+
+/// Copies an output or a final answer; Describe mode never fails, but stays total if it did.
+fn copy_out<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Value {
+    to_value(ctx, value, Uncopyable::Describe, "output")
+        .unwrap_or_else(|error| Value::Uncloneable(error.to_string()))
 }
 
 /// Throws an error that no `catch` or `finally` in user code can intercept (quickjs-ng's

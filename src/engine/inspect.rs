@@ -54,23 +54,23 @@ const ATOM_TAG_INT: u32 = 1 << 31;
 // Class ids of the built-in classes of the quickjs-ng bundled with rquickjs 0.14.0 (the
 // `JS_CLASS_*` enum in quickjs.c, which the C header does not export). The test
 // `class_ids_match_bundled_quickjs` pins them.
-const CLASS_OBJECT: u32 = 1;
-const CLASS_ARRAY: u32 = 2;
-const CLASS_ERROR: u32 = 3;
-const CLASS_NUMBER: u32 = 4;
-const CLASS_STRING: u32 = 5;
-const CLASS_BOOLEAN: u32 = 6;
+pub(super) const CLASS_OBJECT: u32 = 1;
+pub(super) const CLASS_ARRAY: u32 = 2;
+pub(super) const CLASS_ERROR: u32 = 3;
+pub(super) const CLASS_NUMBER: u32 = 4;
+pub(super) const CLASS_STRING: u32 = 5;
+pub(super) const CLASS_BOOLEAN: u32 = 6;
 const CLASS_SYMBOL: u32 = 7;
 const CLASS_ARGUMENTS: u32 = 8;
 const CLASS_MAPPED_ARGUMENTS: u32 = 9;
-const CLASS_DATE: u32 = 10;
+pub(super) const CLASS_DATE: u32 = 10;
 const CLASS_MODULE_NS: u32 = 11;
-const CLASS_C_FUNCTION: u32 = 12;
+pub(super) const CLASS_C_FUNCTION: u32 = 12;
 const CLASS_BYTECODE_FUNCTION: u32 = 13;
 const CLASS_GENERATOR_FUNCTION: u32 = 17;
-const CLASS_REGEXP: u32 = 19;
-const CLASS_ARRAY_BUFFER: u32 = 20;
-const CLASS_SHARED_ARRAY_BUFFER: u32 = 21;
+pub(super) const CLASS_REGEXP: u32 = 19;
+pub(super) const CLASS_ARRAY_BUFFER: u32 = 20;
+pub(super) const CLASS_SHARED_ARRAY_BUFFER: u32 = 21;
 const CLASS_UINT8C_ARRAY: u32 = 22;
 const CLASS_INT8_ARRAY: u32 = 23;
 const CLASS_UINT8_ARRAY: u32 = 24;
@@ -84,9 +84,9 @@ const CLASS_FLOAT16_ARRAY: u32 = 31;
 const CLASS_FLOAT32_ARRAY: u32 = 32;
 const CLASS_FLOAT64_ARRAY: u32 = 33;
 const CLASS_DATAVIEW: u32 = 34;
-const CLASS_BIG_INT: u32 = 35;
-const CLASS_MAP: u32 = 36;
-const CLASS_SET: u32 = 37;
+pub(super) const CLASS_BIG_INT: u32 = 35;
+pub(super) const CLASS_MAP: u32 = 36;
+pub(super) const CLASS_SET: u32 = 37;
 const CLASS_WEAKMAP: u32 = 38;
 const CLASS_WEAKSET: u32 = 39;
 const CLASS_MAP_ITERATOR: u32 = 44;
@@ -378,7 +378,7 @@ enum PropType {
 }
 
 /// What an own property holds, read without running accessors.
-enum PropValue<'js> {
+pub(super) enum PropValue<'js> {
     Data(Value<'js>),
     Accessor {
         get: bool,
@@ -388,10 +388,10 @@ enum PropValue<'js> {
     Unreadable,
 }
 
-struct PropDesc<'js> {
-    value: PropValue<'js>,
-    enumerable: bool,
-    writable: bool,
+pub(super) struct PropDesc<'js> {
+    pub(super) value: PropValue<'js>,
+    pub(super) enumerable: bool,
+    pub(super) writable: bool,
 }
 
 /// How a property key is displayed.
@@ -444,7 +444,7 @@ struct TypedArrayInfo<'js> {
 }
 
 /// Node's inspect `ctx`: options plus the state of one top-level `inspect` call.
-struct Inspector<'a, 'js> {
+pub(super) struct Inspector<'a, 'js> {
     ctx: &'a Ctx<'js>,
     /// Lowered to -1 once the output budget is spent, as Node does.
     depth: i64,
@@ -462,7 +462,7 @@ struct Inspector<'a, 'js> {
 }
 
 impl<'a, 'js> Inspector<'a, 'js> {
-    fn new(ctx: &'a Ctx<'js>, depth: i64, show_hidden: bool, show_proxy: bool) -> Self {
+    pub(super) fn new(ctx: &'a Ctx<'js>, depth: i64, show_hidden: bool, show_proxy: bool) -> Self {
         Inspector {
             ctx,
             depth,
@@ -938,7 +938,10 @@ impl<'a, 'js> Inspector<'a, 'js> {
         let max_length = size.min(MAX_ARRAY_LENGTH);
         let mut output = Vec::new();
         self.indentation_lvl += 2;
-        for v in self.collection_entries(set, CLASS_SET, max_length) {
+        for v in self
+            .collection_entries(set, CLASS_SET, max_length)
+            .unwrap_or_default()
+        {
             output.push(self.format_value(&v, recurse_times, false));
         }
         if size > max_length {
@@ -953,7 +956,10 @@ impl<'a, 'js> Inspector<'a, 'js> {
         let max_length = size.min(MAX_ARRAY_LENGTH);
         let mut output = Vec::new();
         self.indentation_lvl += 2;
-        for entry in self.collection_entries(map, CLASS_MAP, max_length) {
+        for entry in self
+            .collection_entries(map, CLASS_MAP, max_length)
+            .unwrap_or_default()
+        {
             let k = self.index_data(&entry, 0);
             let v = self.index_data(&entry, 1);
             let k = self.format_value(&k, recurse_times, false);
@@ -1340,7 +1346,7 @@ impl<'a, 'js> Inspector<'a, 'js> {
     }
 
     /// V8's `GetConstructorName` stand-in: the QuickJS class name of the object.
-    fn internal_constructor_name(&self, obj: &Value<'js>) -> String {
+    pub(super) fn internal_constructor_name(&self, obj: &Value<'js>) -> String {
         let class = class_id(obj);
         // SAFETY: the runtime pointer comes from a live context; `JS_GetClassName` only reads the
         // class table and returns an owned atom (or JS_ATOM_NULL for unknown ids).
@@ -1610,11 +1616,19 @@ impl<'a, 'js> Inspector<'a, 'js> {
     }
 
     fn regexp_to_string(&self, value: &Value<'js>) -> String {
+        let (source, flags) = self
+            .regexp_parts(value)
+            .unwrap_or_else(|| ("(?:)".into(), String::new()));
+        format!("/{source}/{flags}")
+    }
+
+    /// A regexp's source and flags, or `None` once user code replaced one of the engine's own
+    /// accessors.
+    pub(super) fn regexp_parts(&self, value: &Value<'js>) -> Option<(String, String)> {
         let source = self
             .call_native(CLASS_REGEXP, "source", true, value)
             .and_then(|v| js_string_units(self.ctx, &v))
-            .map(|u| lossy(&u))
-            .unwrap_or_else(|| "(?:)".into());
+            .map(|u| lossy(&u))?;
         // The individual flag getters read the regexp's own flags; the `flags` getter would go
         // through (possibly user-defined) properties.
         let mut flags = String::new();
@@ -1629,14 +1643,13 @@ impl<'a, 'js> Inspector<'a, 'js> {
             ('y', "sticky"),
         ] {
             if self
-                .call_native(CLASS_REGEXP, getter, true, value)
-                .and_then(|v| v.as_bool())
-                .unwrap_or(false)
+                .call_native(CLASS_REGEXP, getter, true, value)?
+                .as_bool()?
             {
                 flags.push(ch);
             }
         }
-        format!("/{source}/{flags}")
+        Some((source, flags))
     }
 
     fn date_to_string(&self, value: &Value<'js>) -> String {
@@ -1684,7 +1697,7 @@ impl<'a, 'js> Inspector<'a, 'js> {
 
     /// The raw `stack` value: an own or inherited data property, else the engine's own stack
     /// accessor on `Error.prototype`.
-    fn raw_stack(&self, err: &Value<'js>) -> Option<Value<'js>> {
+    pub(super) fn raw_stack(&self, err: &Value<'js>) -> Option<Value<'js>> {
         let atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::Stack);
         let mut current = Some(err.clone());
         for _ in 0..MAX_PROTO_HOPS {
@@ -1917,7 +1930,11 @@ impl<'a, 'js> Inspector<'a, 'js> {
     // -----------------------------------------------------------------------------------------
     // property access without side effects
 
-    fn own_desc(&self, obj: &Value<'js>, atom: qjs::JSAtom) -> Result<Option<PropDesc<'js>>, ()> {
+    pub(super) fn own_desc(
+        &self,
+        obj: &Value<'js>,
+        atom: qjs::JSAtom,
+    ) -> Result<Option<PropDesc<'js>>, ()> {
         if !obj.is_object() {
             return Ok(None);
         }
@@ -1981,7 +1998,11 @@ impl<'a, 'js> Inspector<'a, 'js> {
         None
     }
 
-    fn data_get_pre(&self, obj: &Value<'js>, atom: PredefinedAtom) -> Option<Value<'js>> {
+    pub(super) fn data_get_pre(
+        &self,
+        obj: &Value<'js>,
+        atom: PredefinedAtom,
+    ) -> Option<Value<'js>> {
         let atom = OwnedAtom::predefined(self.ctx, atom);
         self.data_get(obj, atom.raw)
     }
@@ -2009,7 +2030,7 @@ impl<'a, 'js> Inspector<'a, 'js> {
     }
 
     /// Element `i` of an engine-made array (Map entries), as a data property.
-    fn index_data(&self, array: &Value<'js>, i: u32) -> Value<'js> {
+    pub(super) fn index_data(&self, array: &Value<'js>, i: u32) -> Value<'js> {
         OwnedAtom::from_index(self.ctx, i)
             .and_then(|atom| match self.own_desc(array, atom.raw) {
                 Ok(Some(PropDesc {
@@ -2023,7 +2044,7 @@ impl<'a, 'js> Inspector<'a, 'js> {
 
     /// `Object.getPrototypeOf`. rquickjs' `Object::get_prototype` would wrap the exception
     /// marker of a throwing `getPrototypeOf` trap as if it were an object.
-    fn proto_of(&self, obj: &Value<'js>) -> Option<Value<'js>> {
+    pub(super) fn proto_of(&self, obj: &Value<'js>) -> Option<Value<'js>> {
         if !obj.is_object() {
             return None;
         }
@@ -2042,7 +2063,7 @@ impl<'a, 'js> Inspector<'a, 'js> {
         proto.is_object().then_some(proto)
     }
 
-    fn class_proto(&self, class: u32) -> Option<Value<'js>> {
+    pub(super) fn class_proto(&self, class: u32) -> Option<Value<'js>> {
         // SAFETY: only called with ids of classes every full context registers; the result is an
         // owned reference (undefined when the realm lacks the class).
         let proto = unsafe {
@@ -2061,9 +2082,18 @@ impl<'a, 'js> Inspector<'a, 'js> {
 
     /// A built-in method or getter taken from the realm's intrinsic prototype for `class`, as
     /// long as it is still an engine function (user code cannot create those).
-    fn native_fn(&self, class: u32, name: &str, getter: bool) -> Option<Function<'js>> {
+    pub(super) fn native_fn(&self, class: u32, name: &str, getter: bool) -> Option<Function<'js>> {
+        self.native_fn_at(class, &OwnedAtom::from_str(self.ctx, name)?, getter)
+    }
+
+    /// [`Self::native_fn`] for any key (`Symbol.iterator`).
+    fn native_fn_at(
+        &self,
+        class: u32,
+        atom: &OwnedAtom<'js>,
+        getter: bool,
+    ) -> Option<Function<'js>> {
         let proto = self.class_proto(class)?;
-        let atom = OwnedAtom::from_str(self.ctx, name)?;
         let mut desc = qjs::JSPropertyDescriptor {
             flags: 0,
             value: qjs::JS_UNDEFINED,
@@ -2095,7 +2125,7 @@ impl<'a, 'js> Inspector<'a, 'js> {
         f.into_function()
     }
 
-    fn call_native(
+    pub(super) fn call_native(
         &self,
         class: u32,
         name: &str,
@@ -2103,6 +2133,10 @@ impl<'a, 'js> Inspector<'a, 'js> {
         this: &Value<'js>,
     ) -> Option<Value<'js>> {
         let f = self.native_fn(class, name, getter)?;
+        self.call_this(&f, this)
+    }
+
+    fn call_this(&self, f: &Function<'js>, this: &Value<'js>) -> Option<Value<'js>> {
         match f.call::<_, Value<'js>>((This(this.clone()),)) {
             Ok(v) => Some(v),
             Err(_) => {
@@ -2125,37 +2159,32 @@ impl<'a, 'js> Inspector<'a, 'js> {
     }
 
     /// Up to `limit` entries of a Map (`[key, value]` arrays) or values of a Set, read through
-    /// the engine's own iterator so that no user-replaceable method runs.
-    fn collection_entries(&self, value: &Value<'js>, class: u32, limit: usize) -> Vec<Value<'js>> {
+    /// the engine's own iterator so that no user-replaceable method runs (`entries` / `values`,
+    /// else their `Symbol.iterator` alias). `None` when user code replaced both or a step failed.
+    pub(super) fn collection_entries(
+        &self,
+        value: &Value<'js>,
+        class: u32,
+        limit: usize,
+    ) -> Option<Vec<Value<'js>>> {
         let mut out = Vec::new();
         if limit == 0 {
-            return out;
+            return Some(out);
         }
         let (method, iter_class) = if class == CLASS_MAP {
             ("entries", CLASS_MAP_ITERATOR)
         } else {
             ("values", CLASS_SET_ITERATOR)
         };
-        let Some(iter) = self.call_native(class, method, false, value) else {
-            return out;
-        };
-        let Some(next) = self.native_fn(iter_class, "next", false) else {
-            return out;
-        };
-        let (Some(done_atom), Some(value_atom)) = (
-            OwnedAtom::from_str(self.ctx, "done"),
-            OwnedAtom::from_str(self.ctx, "value"),
-        ) else {
-            return out;
-        };
+        let iter = self.call_native(class, method, false, value).or_else(|| {
+            let atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::SymbolIterator);
+            self.call_this(&self.native_fn_at(class, &atom, false)?, value)
+        })?;
+        let next = self.native_fn(iter_class, "next", false)?;
+        let done_atom = OwnedAtom::from_str(self.ctx, "done")?;
+        let value_atom = OwnedAtom::from_str(self.ctx, "value")?;
         while out.len() < limit {
-            let step = match next.call::<_, Value<'js>>((This(iter.clone()),)) {
-                Ok(step) => step,
-                Err(_) => {
-                    self.clear_exception();
-                    break;
-                }
-            };
+            let step = self.call_this(&next, &iter)?;
             let field = |atom: &OwnedAtom<'js>| match self.own_desc(&step, atom.raw) {
                 Ok(Some(PropDesc {
                     value: PropValue::Data(v),
@@ -2168,10 +2197,10 @@ impl<'a, 'js> Inspector<'a, 'js> {
             }
             out.push(field(&value_atom).unwrap_or_else(|| Value::new_undefined(self.ctx.clone())));
         }
-        out
+        Some(out)
     }
 
-    fn array_length(&self, array: &Value<'js>) -> u64 {
+    pub(super) fn array_length(&self, array: &Value<'js>) -> u64 {
         let atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::Length);
         match self.own_desc(array, atom.raw) {
             Ok(Some(PropDesc {
@@ -2234,7 +2263,11 @@ impl<'a, 'js> Inspector<'a, 'js> {
     }
 
     /// `(byteLength, first `limit` bytes)` of an (Shared)ArrayBuffer; `None` when detached.
-    fn array_buffer_bytes(&self, buffer: &Value<'js>, limit: usize) -> Option<(usize, Vec<u8>)> {
+    pub(super) fn array_buffer_bytes(
+        &self,
+        buffer: &Value<'js>,
+        limit: usize,
+    ) -> Option<(usize, Vec<u8>)> {
         self.array_buffer_window(buffer, 0, limit)
     }
 
@@ -2265,7 +2298,12 @@ impl<'a, 'js> Inspector<'a, 'js> {
 
     /// Own property keys as atoms; `skip_indices` drops the integer-tagged array indices right
     /// away, which keeps a million-element array from costing a million wrappers.
-    fn own_atoms(&self, obj: &Value<'js>, flags: u32, skip_indices: bool) -> Vec<OwnedAtom<'js>> {
+    pub(super) fn own_atoms(
+        &self,
+        obj: &Value<'js>,
+        flags: u32,
+        skip_indices: bool,
+    ) -> Vec<OwnedAtom<'js>> {
         let mut tab: *mut qjs::JSPropertyEnum = ptr::null_mut();
         let mut len: u32 = 0;
         // SAFETY: `obj` is a live object; on success QuickJS hands over `len` entries whose
@@ -2357,7 +2395,7 @@ impl<'a, 'js> Inspector<'a, 'js> {
     }
 
     /// `String(v)` for primitives; `None` for objects (converting those runs user code).
-    fn plain_string(&self, v: &Value<'js>) -> Option<String> {
+    pub(super) fn plain_string(&self, v: &Value<'js>) -> Option<String> {
         if v.is_string() {
             js_string_units(self.ctx, v).map(|u| lossy(&u))
         } else if v.is_symbol() {
@@ -2375,13 +2413,13 @@ impl<'a, 'js> Inspector<'a, 'js> {
 
 /// An atom reference owned by this module (rquickjs' `Atom` does not expose the raw atom that
 /// the descriptor APIs need).
-struct OwnedAtom<'js> {
+pub(super) struct OwnedAtom<'js> {
     ctx: Ctx<'js>,
-    raw: qjs::JSAtom,
+    pub(super) raw: qjs::JSAtom,
 }
 
 impl<'js> OwnedAtom<'js> {
-    fn predefined(ctx: &Ctx<'js>, atom: PredefinedAtom) -> Self {
+    pub(super) fn predefined(ctx: &Ctx<'js>, atom: PredefinedAtom) -> Self {
         // SAFETY: predefined atoms always exist; the duplicate is released on drop.
         let raw = unsafe { qjs::JS_DupAtom(ctx.as_raw().as_ptr(), atom as qjs::JSAtom) };
         OwnedAtom {
@@ -2390,14 +2428,14 @@ impl<'js> OwnedAtom<'js> {
         }
     }
 
-    fn from_str(ctx: &Ctx<'js>, s: &str) -> Option<Self> {
+    pub(super) fn from_str(ctx: &Ctx<'js>, s: &str) -> Option<Self> {
         // SAFETY: the pointer/length pair describes valid UTF-8 for the duration of the call.
         let raw =
             unsafe { qjs::JS_NewAtomLen(ctx.as_raw().as_ptr(), s.as_ptr().cast(), s.len() as _) };
         Self::checked(ctx, raw)
     }
 
-    fn from_index(ctx: &Ctx<'js>, i: u32) -> Option<Self> {
+    pub(super) fn from_index(ctx: &Ctx<'js>, i: u32) -> Option<Self> {
         // SAFETY: plain constructor call on a live context.
         let raw = unsafe { qjs::JS_NewAtomUInt32(ctx.as_raw().as_ptr(), i) };
         Self::checked(ctx, raw)
@@ -2424,7 +2462,7 @@ impl<'js> OwnedAtom<'js> {
         })
     }
 
-    fn to_value(&self) -> Option<Value<'js>> {
+    pub(super) fn to_value(&self) -> Option<Value<'js>> {
         // SAFETY: `raw` is a live atom; the result is an owned string/symbol (or exception).
         let v = unsafe {
             Value::from_raw(
@@ -2450,7 +2488,7 @@ impl Drop for OwnedAtom<'_> {
 // ---------------------------------------------------------------------------------------------
 // value helpers
 
-fn class_id(v: &Value<'_>) -> u32 {
+pub(super) fn class_id(v: &Value<'_>) -> u32 {
     // SAFETY: JS_GetClassID only inspects the tag and, for objects, the header of a live object.
     unsafe { qjs::JS_GetClassID(v.as_raw()) }
 }
@@ -2460,7 +2498,7 @@ fn number_value<'js>(ctx: &Ctx<'js>, n: f64) -> Value<'js> {
 }
 
 /// The UTF-16 code units of a string value (lone surrogates included).
-fn js_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<Vec<u16>> {
+pub(super) fn js_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<Vec<u16>> {
     if !v.is_string() {
         return None;
     }
@@ -2493,7 +2531,7 @@ fn symbol_to_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Vec<u16> {
 }
 
 /// `String(v)` for a primitive, which never runs user code.
-fn primitive_to_string<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
+pub(super) fn primitive_to_string<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
     match v.type_of() {
         Type::Int | Type::Float => number_to_js_string(v.as_number().unwrap_or(f64::NAN)),
         Type::Bool => if v.as_bool().unwrap_or(false) {
@@ -2531,7 +2569,7 @@ fn is_truthy_non_string_primitive(v: &Value<'_>) -> bool {
     }
 }
 
-fn lossy(units: &[u16]) -> String {
+pub(super) fn lossy(units: &[u16]) -> String {
     String::from_utf16_lossy(units)
 }
 
