@@ -33,6 +33,39 @@ pub struct RunOutput {
     pub is_final_answer: bool,
 }
 
+/// The outcome of `init()` or `run()` together with the state change it brings. The caller
+/// applies the change by calling [`Settled::finish`] at the moment it reports the outcome (on
+/// Node's thread, as the promise settles), so that `state` never moves ahead of the promise.
+#[must_use]
+pub struct Settled<T> {
+    result: Result<T, ExecutorError>,
+    transition: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl<T> Settled<T> {
+    fn now(result: Result<T, ExecutorError>) -> Self {
+        Self {
+            result,
+            transition: None,
+        }
+    }
+
+    fn then(result: Result<T, ExecutorError>, transition: impl FnOnce() + Send + 'static) -> Self {
+        Self {
+            result,
+            transition: Some(Box::new(transition)),
+        }
+    }
+
+    /// Applies the state change and hands over the outcome.
+    pub fn finish(self) -> Result<T, ExecutorError> {
+        if let Some(transition) = self.transition {
+            transition();
+        }
+        self.result
+    }
+}
+
 struct Inner {
     state: ExecutorState,
     engine: Option<Engine>,
@@ -87,7 +120,7 @@ impl Executor {
 
     /// `init()` (§4.3.1): builds the engine from nothing in `NEW` or `DEAD`, is a no-op in
     /// `READY`, and is refused in any other state.
-    pub fn init(&self) -> impl Future<Output = Result<(), ExecutorError>> + Send + 'static {
+    pub fn init(&self) -> impl Future<Output = Settled<()>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
         let started = {
             let mut guard = lock(&inner);
@@ -112,21 +145,20 @@ impl Executor {
             }
         };
         async move {
-            let Some(ready) = started? else {
-                return Ok(());
+            let ready = match started {
+                Ok(Some(ready)) => ready,
+                Ok(None) => return Settled::now(Ok(())),
+                Err(error) => return Settled::now(Err(error)),
             };
-            let outcome = ready.await.unwrap_or(Err(EngineError::Stopped));
-            let mut guard = lock(&inner);
-            match outcome {
-                Ok(()) => {
-                    guard.state = ExecutorState::Ready;
-                    Ok(())
-                }
-                Err(error) => {
+            match ready.await.unwrap_or(Err(EngineError::Stopped)) {
+                Ok(()) => Settled::then(Ok(()), move || {
+                    lock(&inner).state = ExecutorState::Ready;
+                }),
+                Err(error) => Settled::then(Err(init_failed(&error)), move || {
+                    let mut guard = lock(&inner);
                     guard.state = ExecutorState::Dead;
                     guard.engine = None;
-                    Err(init_failed(&error))
-                }
+                }),
             }
         }
     }
@@ -192,10 +224,7 @@ impl Executor {
     /// `run(code)` (§4.3.4, §7.2): `READY` → `RUNNING` → `READY`, or `DIRTY` after a timeout or
     /// when the context can no longer be trusted (§7.6). With `runConcurrency: "queue"`, a run
     /// started while another runs waits its turn (FIFO, at most `maxQueuedRuns` waiting).
-    pub fn run(
-        &self,
-        code: String,
-    ) -> impl Future<Output = Result<RunOutput, ExecutorError>> + Send + 'static {
+    pub fn run(&self, code: String) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
         let submitted = {
             let mut guard = lock(&inner);
@@ -228,21 +257,17 @@ impl Executor {
             })
         };
         async move {
-            let report = submitted?.await.unwrap_or_else(|_| RunReport {
+            let reply = match submitted {
+                Ok(reply) => reply,
+                Err(error) => return Settled::now(Err(error)),
+            };
+            let report = reply.await.unwrap_or_else(|_| RunReport {
                 result: Err(EngineError::Stopped),
                 logs: String::new(),
                 dirty: true,
             });
-            {
-                let mut guard = lock(&inner);
-                guard.in_flight = guard.in_flight.saturating_sub(1);
-                if report.dirty && guard.state == ExecutorState::Running {
-                    guard.state = ExecutorState::Dirty;
-                } else if guard.in_flight == 0 && guard.state == ExecutorState::Running {
-                    guard.state = ExecutorState::Ready;
-                }
-            }
-            match report.result {
+            let dirty = report.dirty;
+            let result = match report.result {
                 Ok(Completion {
                     output,
                     is_final_answer,
@@ -252,7 +277,16 @@ impl Executor {
                     is_final_answer,
                 }),
                 Err(error) => Err(run_failed(error, report.logs)),
-            }
+            };
+            Settled::then(result, move || {
+                let mut guard = lock(&inner);
+                guard.in_flight = guard.in_flight.saturating_sub(1);
+                if dirty && guard.state == ExecutorState::Running {
+                    guard.state = ExecutorState::Dirty;
+                } else if guard.in_flight == 0 && guard.state == ExecutorState::Running {
+                    guard.state = ExecutorState::Ready;
+                }
+            })
         }
     }
 

@@ -21,9 +21,9 @@ async fn new_init_is_ready_and_init_on_ready_is_a_no_op() {
     assert_eq!(executor.state(), ExecutorState::New);
     let init = executor.init();
     assert_eq!(executor.state(), ExecutorState::Initializing);
-    init.await.unwrap();
+    init.await.finish().unwrap();
     assert_eq!(executor.state(), ExecutorState::Ready);
-    executor.init().await.unwrap();
+    executor.init().await.finish().unwrap();
     assert_eq!(executor.state(), ExecutorState::Ready);
 }
 
@@ -31,19 +31,19 @@ async fn new_init_is_ready_and_init_on_ready_is_a_no_op() {
 async fn init_while_initializing_is_an_invalid_state() {
     let executor = executor();
     let first = executor.init();
-    let error = executor.init().await.unwrap_err();
+    let error = executor.init().await.finish().unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidState);
     assert_eq!(error.details["state"], "INITIALIZING");
-    first.await.unwrap();
+    first.await.finish().unwrap();
 }
 
 #[tokio::test]
 async fn run_moves_ready_to_running_and_back() {
     let executor = executor();
-    executor.init().await.unwrap();
+    executor.init().await.finish().unwrap();
     let run = executor.run("1 + 1".into());
     assert_eq!(executor.state(), ExecutorState::Running);
-    let output = run.await.unwrap();
+    let output = run.await.finish().unwrap();
     assert_eq!(output.output, Value::Number(2.0));
     assert_eq!(executor.state(), ExecutorState::Ready);
 }
@@ -51,10 +51,11 @@ async fn run_moves_ready_to_running_and_back() {
 #[tokio::test]
 async fn a_failed_run_returns_to_ready() {
     let executor = executor();
-    executor.init().await.unwrap();
+    executor.init().await.finish().unwrap();
     let error = executor
         .run("throw new Error('x')".into())
         .await
+        .finish()
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::RuntimeException);
     assert_eq!(executor.state(), ExecutorState::Ready);
@@ -63,13 +64,16 @@ async fn a_failed_run_returns_to_ready() {
 #[tokio::test]
 async fn a_second_concurrent_run_is_refused_in_reject_mode() {
     let executor = executor();
-    executor.init().await.unwrap();
+    executor.init().await.finish().unwrap();
     let first = executor.run("let s = 0; for (let i = 0; i < 1000; i++) s += i; s".into());
     assert_eq!(
-        code_of(executor.run("1".into()).await),
+        code_of(executor.run("1".into()).await.finish()),
         ErrorCode::InvalidState
     );
-    assert_eq!(first.await.unwrap().output, Value::Number(499_500.0));
+    assert_eq!(
+        first.await.finish().unwrap().output,
+        Value::Number(499_500.0)
+    );
 }
 
 #[tokio::test]
@@ -79,18 +83,26 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
         max_operations: u64::MAX,
         ..Options::default()
     });
-    executor.init().await.unwrap();
-    let error = executor.run("while (true) {}".into()).await.unwrap_err();
+    executor.init().await.finish().unwrap();
+    let error = executor
+        .run("while (true) {}".into())
+        .await
+        .finish()
+        .unwrap_err();
     assert_eq!(error.code, ErrorCode::ExecTimeout);
     assert_eq!(executor.state(), ExecutorState::Dirty);
     assert_eq!(
-        code_of(executor.run("1".into()).await),
+        code_of(executor.run("1".into()).await.finish()),
         ErrorCode::InvalidState
     );
     executor.cleanup().await.unwrap();
     assert_eq!(executor.state(), ExecutorState::Dead);
-    executor.init().await.unwrap();
-    let output = executor.run("final_answer('ok')".into()).await.unwrap();
+    executor.init().await.finish().unwrap();
+    let output = executor
+        .run("final_answer('ok')".into())
+        .await
+        .finish()
+        .unwrap();
     assert!(output.is_final_answer);
     assert_eq!(output.output, Value::String("ok".into()));
 }
@@ -98,7 +110,7 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
 #[tokio::test]
 async fn cleanup_from_ready_is_dead_and_repeated_cleanup_is_a_no_op() {
     let executor = executor();
-    executor.init().await.unwrap();
+    executor.init().await.finish().unwrap();
     executor.cleanup().await.unwrap();
     assert_eq!(executor.state(), ExecutorState::Dead);
     executor.cleanup().await.unwrap();
@@ -108,18 +120,18 @@ async fn cleanup_from_ready_is_dead_and_repeated_cleanup_is_a_no_op() {
 #[tokio::test]
 async fn dead_init_rebuilds_from_nothing() {
     let executor = executor();
-    executor.init().await.unwrap();
-    executor.run("var kept = 41".into()).await.unwrap();
+    executor.init().await.finish().unwrap();
+    executor.run("var kept = 41".into()).await.finish().unwrap();
     executor.cleanup().await.unwrap();
-    executor.init().await.unwrap();
-    let output = executor.run("typeof kept".into()).await.unwrap();
+    executor.init().await.finish().unwrap();
+    let output = executor.run("typeof kept".into()).await.finish().unwrap();
     assert_eq!(output.output, Value::String("undefined".into()));
 }
 
 #[tokio::test]
 async fn calls_in_the_wrong_state_name_the_state() {
     let executor = executor();
-    let error = executor.run("1".into()).await.unwrap_err();
+    let error = executor.run("1".into()).await.finish().unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidState);
     assert_eq!(
         error.message,
@@ -127,14 +139,17 @@ async fn calls_in_the_wrong_state_name_the_state() {
     );
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
 
-    executor.init().await.unwrap();
+    executor.init().await.finish().unwrap();
     let running = executor.run("1".into());
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
-    assert_eq!(code_of(executor.init().await), ErrorCode::InvalidState);
-    running.await.unwrap();
+    assert_eq!(
+        code_of(executor.init().await.finish()),
+        ErrorCode::InvalidState
+    );
+    running.await.finish().unwrap();
 
     executor.cleanup().await.unwrap();
-    let error = executor.run("1".into()).await.unwrap_err();
+    let error = executor.run("1".into()).await.finish().unwrap_err();
     assert_eq!(error.details["state"], "DEAD");
 }
 
@@ -145,7 +160,7 @@ async fn init_failure_leaves_the_executor_dead() {
         memory_limit_bytes: 1024,
         ..Options::default()
     });
-    let error = executor.init().await.unwrap_err();
+    let error = executor.init().await.finish().unwrap_err();
     assert_eq!(error.code, ErrorCode::SesInitFailed);
     assert_eq!(executor.state(), ExecutorState::Dead);
     executor.cleanup().await.unwrap();
@@ -154,10 +169,11 @@ async fn init_failure_leaves_the_executor_dead() {
 #[tokio::test]
 async fn validation_failure_lists_each_error_with_its_position() {
     let executor = executor();
-    executor.init().await.unwrap();
+    executor.init().await.finish().unwrap();
     let error = executor
         .run("let a = 1;\nlet b = ;".into())
         .await
+        .finish()
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::ValidationFailed);
     assert!(

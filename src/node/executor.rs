@@ -16,7 +16,7 @@ use super::options::read;
 use super::value::{from_js, ToJs};
 use crate::diagnostic::Diagnostic;
 use crate::error::ExecutorError;
-use crate::executor::{validation_failed, Executor, RunOutput};
+use crate::executor::{validation_failed, Executor, RunOutput, Settled};
 use crate::options::Options;
 use crate::program::rules::code_non_empty;
 
@@ -103,7 +103,7 @@ impl SesExecutor {
             async move {
                 let created = created?;
                 if let Some(ready) = ready {
-                    ready.await?;
+                    ready.await.finish()?;
                 }
                 Ok(created)
             },
@@ -307,17 +307,35 @@ fn resolve(env: &Env, options: Option<Unknown>) -> std::result::Result<Options, 
 
 /// Resolves a promise with `convert(value)` or rejects it with the `ExecutorError`, on Node's
 /// thread.
-fn settle<'env, T, V, F, C>(env: &'env Env, future: F, convert: C) -> Result<PromiseRaw<'env, V>>
+fn settle<'env, T, V, O, F, C>(env: &'env Env, future: F, convert: C) -> Result<PromiseRaw<'env, V>>
 where
-    T: Send + 'static,
     V: ToNapiValue + 'static,
-    F: Future<Output = std::result::Result<T, ExecutorError>> + Send + 'static,
+    O: Outcome<T>,
+    F: Future<Output = O> + Send + 'static,
     C: FnOnce(&Env, T) -> Result<V> + 'static,
 {
     env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, outcome| {
-        match outcome {
+        match outcome.finish() {
             Ok(value) => convert(env, value),
             Err(error) => Err(to_napi_error(env, error)),
         }
     })
+}
+
+/// What an executor future yields: a result, or a result whose state change is applied here,
+/// on Node's thread, as the promise settles.
+trait Outcome<T>: Send + 'static {
+    fn finish(self) -> std::result::Result<T, ExecutorError>;
+}
+
+impl<T: Send + 'static> Outcome<T> for std::result::Result<T, ExecutorError> {
+    fn finish(self) -> std::result::Result<T, ExecutorError> {
+        self
+    }
+}
+
+impl<T: Send + 'static> Outcome<T> for Settled<T> {
+    fn finish(self) -> std::result::Result<T, ExecutorError> {
+        Settled::finish(self)
+    }
 }
