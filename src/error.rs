@@ -111,6 +111,17 @@ impl ExecutorError {
         }
     }
 
+    /// An error whose message is already written to `code`'s template (e.g. the module
+    /// loader's `Import not allowed: 'fs'. Allowed: x-ok`).
+    pub fn with_message(code: ErrorCode, message: String) -> Self {
+        Self {
+            code,
+            message,
+            details: Map::new(),
+            logs: None,
+        }
+    }
+
     /// `ERR_INVALID_STATE` naming the state the call was refused in.
     pub fn invalid_state(state: impl std::fmt::Display, method: &str) -> Self {
         let state = state.to_string();

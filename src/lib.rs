@@ -9,6 +9,7 @@ pub mod diagnostic;
 pub mod engine;
 pub mod error;
 pub mod executor;
+pub mod modules;
 pub mod options;
 pub mod program;
 pub mod tool_args;

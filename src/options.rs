@@ -69,6 +69,8 @@ pub struct Options {
     pub collect_console_levels: Vec<LogLevel>,
     pub memory_limit_bytes: usize,
     pub max_stack_bytes: usize,
+    /// Modules `import()` can load (by name), checked by the napi layer, which reads them.
+    pub modules: Vec<(String, crate::modules::ModuleSpec)>,
 }
 
 impl Default for Options {
@@ -83,6 +85,7 @@ impl Default for Options {
             collect_console_levels: LogLevel::ALL.to_vec(),
             memory_limit_bytes: 256 * 1024 * 1024,
             max_stack_bytes: 1024 * 1024,
+            modules: Vec::new(),
         }
     }
 }

@@ -36,6 +36,12 @@ pub fn runtime_error<'js>(
         };
     }
     let at = locate(stack.as_deref(), program);
+    if let Some(refusal) = description.strip_prefix(IMPORT_REFUSED) {
+        return EngineError::ImportNotAllowed {
+            message: refusal.to_owned(),
+            at,
+        };
+    }
     let message = match &at {
         Some(at) => format!(
             "{description} (line {}: {})",
@@ -45,6 +51,9 @@ pub fn runtime_error<'js>(
     };
     EngineError::Runtime { message, at }
 }
+
+/// How a refusal of the module loader reads once described (`Name: message`).
+const IMPORT_REFUSED: &str = "ImportNotAllowedError: ";
 
 /// Describes a tool failure that user code did not catch (`ERR_TOOL_PROXY_FAIL`), with the
 /// line of the call.

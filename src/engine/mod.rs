@@ -11,6 +11,7 @@ mod globals;
 pub mod host;
 pub mod inspect;
 mod lockdown;
+mod modules;
 mod state;
 #[cfg(test)]
 pub mod testing;
@@ -35,6 +36,9 @@ pub use console::TRUNCATION_MARKER;
 pub struct EngineConfig {
     pub memory_limit_bytes: usize,
     pub max_stack_bytes: usize,
+    /// What `import()` may load (§5.3), and the modules the host registered.
+    pub authorized_imports: Vec<String>,
+    pub modules: Vec<(String, crate::modules::ModuleSpec)>,
 }
 
 impl From<&Options> for EngineConfig {
@@ -42,6 +46,8 @@ impl From<&Options> for EngineConfig {
         Self {
             memory_limit_bytes: options.memory_limit_bytes,
             max_stack_bytes: options.max_stack_bytes,
+            authorized_imports: options.authorized_imports.clone(),
+            modules: options.modules.clone(),
         }
     }
 }
@@ -111,6 +117,12 @@ pub enum EngineError {
     #[error("{tool}: {message}")]
     Tool {
         tool: String,
+        message: String,
+        at: Option<SourcePosition>,
+    },
+    /// The module loader refused an `import()` that user code did not catch (§5.3).
+    #[error("{message}")]
+    ImportNotAllowed {
         message: String,
         at: Option<SourcePosition>,
     },

@@ -18,6 +18,7 @@ use super::failure::{runtime_error, tool_error};
 use super::globals;
 use super::host::Host;
 use super::lockdown;
+use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
 use super::state::{RunState, Stop};
 use super::{Command, Completion, EngineConfig, EngineError, RunReport, RunRequest};
 use crate::program::{self, PreparedProgram, ProgramContext, SCRIPT_NAME};
@@ -47,7 +48,8 @@ pub(super) fn main(
     shutdown: Arc<AtomicBool>,
 ) {
     let state = Rc::new(RunState::new(shutdown));
-    let (runtime, context) = match build(&config, &state) {
+    let bridge = Rc::new(Bridge::new(inbox, replies, host));
+    let (runtime, context) = match build(config, &state, &bridge) {
         Ok(built) => built,
         Err(error) => {
             let _ = ready.send(Err(error));
@@ -60,7 +62,7 @@ pub(super) fn main(
     let mut worker = Worker {
         context,
         state,
-        bridge: Rc::new(Bridge::new(inbox, replies, host)),
+        bridge,
         tools: HashSet::new(),
         dirty: false,
     };
@@ -86,17 +88,27 @@ pub(super) fn main(
     drop(runtime);
 }
 
-fn build(config: &EngineConfig, state: &Rc<RunState>) -> Result<(Runtime, Context), EngineError> {
+fn build(
+    config: EngineConfig,
+    state: &Rc<RunState>,
+    bridge: &Rc<Bridge>,
+) -> Result<(Runtime, Context), EngineError> {
     let start_error = |error: rquickjs::Error| EngineError::Start(error.to_string());
     let runtime = Runtime::new().map_err(start_error)?;
     runtime.set_memory_limit(config.memory_limit_bytes);
     runtime.set_max_stack_size(config.max_stack_bytes);
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
+    let registry = Registry::new(config.authorized_imports, config.modules);
+    runtime.set_loader(
+        SandboxResolver(Rc::clone(&registry)),
+        SandboxLoader(Rc::clone(&registry)),
+    );
     let context = Context::full(&runtime).map_err(start_error)?;
     context
         .with(|ctx| {
             globals::install(&ctx, state)?;
+            modules::install_hook(&ctx, &registry, bridge, state)?;
             lockdown::lock_down(&ctx)
         })
         .map_err(start_error)?;

@@ -367,10 +367,14 @@ fn init_failed(error: &EngineError) -> ExecutorError {
 /// Maps an engine failure to its §8.2 code: the one place where that decision is made.
 fn run_failed(error: EngineError, logs: String) -> ExecutorError {
     let error = match error {
-        EngineError::Invalid(diagnostics) => return validation_failed(&diagnostics),
+        EngineError::Invalid(diagnostics) => return code_refused(&diagnostics),
         EngineError::Runtime { message, at } => {
             at_position(ExecutorError::new(ErrorCode::RuntimeException, message), at)
         }
+        EngineError::ImportNotAllowed { message, at } => at_position(
+            ExecutorError::with_message(ErrorCode::ImportNotAllowed, message),
+            at,
+        ),
         EngineError::Tool { tool, message, at } => at_position(
             ExecutorError::new(ErrorCode::ToolProxyFail, format!("{tool}: {message}"))
                 .with_detail("tool", tool),
@@ -408,6 +412,30 @@ fn at_position(error: ExecutorError, at: Option<SourcePosition>) -> ExecutorErro
             .with_detail("sourceLine", at.source_line),
         None => error,
     }
+}
+
+/// The rules whose findings are import refusals (§5.3, CF-05, CF-06).
+const IMPORT_RULES: [&str; 2] = ["import_allowed", "static_import_in_script_mode"];
+
+/// Code that did not pass validation: `ERR_IMPORT_NOT_ALLOWED` when an import rule refused it,
+/// `ERR_VALIDATION_FAILED` otherwise; every diagnostic in `details.diagnostics` either way.
+fn code_refused(diagnostics: &[Diagnostic]) -> ExecutorError {
+    let imports: Vec<&Diagnostic> = diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.is_error() && IMPORT_RULES.contains(&diagnostic.rule))
+        .collect();
+    let refused = match imports.as_slice() {
+        [] => return validation_failed(diagnostics),
+        // The rule's message is already the template's (`Import not allowed: 'fs'. …`).
+        [only] if only.rule == "import_allowed" => only.message.clone(),
+        several => several.iter().fold(
+            String::from("Import not allowed:"),
+            |listing, diagnostic| format!("{listing}\n{}", diagnostic.summary()),
+        ),
+    };
+    let all: Vec<Json> = diagnostics.iter().map(Diagnostic::to_json).collect();
+    ExecutorError::with_message(ErrorCode::ImportNotAllowed, refused)
+        .with_detail("diagnostics", json!(all))
 }
 
 /// `ERR_VALIDATION_FAILED` listing each blocking diagnostic as `line:col rule: message`

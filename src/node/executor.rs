@@ -1,7 +1,6 @@
 //! The `SESExecutor` class (§3.2): converts arguments, forwards to [`Executor`], and turns its
 //! results into `CodeOutput` objects and `ExecutorError`s. It decides nothing.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +16,7 @@ use super::value::{from_js, ToJs};
 use crate::diagnostic::Diagnostic;
 use crate::error::ExecutorError;
 use crate::executor::{validation_failed, Executor, RunOutput, Settled};
+use crate::modules::{bridged_name, ModuleExport, ModuleSpec};
 use crate::options::Options;
 use crate::program::rules::code_non_empty;
 
@@ -80,8 +80,9 @@ impl SesExecutor {
     /// `details.diagnostics`.
     #[napi(constructor, ts_args_type = "options?: ExecutorOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
-        let options = resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
-        Self::with_options(&env, options)
+        let (options, module_tools) =
+            resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
+        Self::with_options(&env, options, module_tools)
     }
 
     /// Creates an executor and `init()`s it: a drop-in for clients that never call `init()`.
@@ -94,7 +95,7 @@ impl SesExecutor {
         options: Option<Unknown>,
     ) -> Result<PromiseRaw<'env, SesExecutor>> {
         let created = match resolve(env, options) {
-            Ok(options) => Ok(Self::with_options(env, options)?),
+            Ok((options, module_tools)) => Ok(Self::with_options(env, options, module_tools)?),
             Err(error) => Err(error),
         };
         let ready = created.as_ref().ok().map(|created| created.executor.init());
@@ -147,7 +148,9 @@ impl SesExecutor {
         let parsed = entries(env, tools, "tools").and_then(|entries| {
             entries
                 .into_iter()
-                .map(|(name, value)| node_tool(env, &name, value).map(|tool| (name, tool)))
+                .map(|(name, value)| {
+                    node_tool(env, &format!("tools.{name}"), value).map(|tool| (name, tool))
+                })
                 .collect::<std::result::Result<Vec<_>, _>>()
         });
         let sent = parsed.map(|tools| {
@@ -205,8 +208,13 @@ impl SesExecutor {
 }
 
 impl SesExecutor {
-    fn with_options(env: &Env, options: Options) -> Result<Self> {
-        let tools: ToolTable = Arc::new(Mutex::new(HashMap::new()));
+    /// An executor whose host starts with the functions of the registered object modules.
+    fn with_options(
+        env: &Env,
+        options: Options,
+        module_tools: Vec<(String, NodeTool)>,
+    ) -> Result<Self> {
+        let tools: ToolTable = Arc::new(Mutex::new(module_tools.into_iter().collect()));
         let host = NodeHost::new(env, Arc::clone(&tools))?;
         Ok(Self {
             executor: Executor::new(options, Arc::new(host)),
@@ -253,7 +261,7 @@ fn node_tool(
     let refused = || {
         validation_failed(&[Diagnostic::error(
             "options_valid",
-            format!("tools.{name} must be a function or a tool object with a forward() method"),
+            format!("{name} must be a function or a tool object with a forward() method"),
         )])
     };
     let attempt = || -> Result<Option<NodeTool>> {
@@ -297,12 +305,67 @@ fn clone_refused(error: &crate::value::CloneError) -> ExecutorError {
         .with_detail("path", error.path.as_str())
 }
 
-/// Reads and checks the constructor's options.
-fn resolve(env: &Env, options: Option<Unknown>) -> std::result::Result<Options, ExecutorError> {
+/// Reads and checks the constructor's options, with the host functions of object modules.
+fn resolve(
+    env: &Env,
+    options: Option<Unknown>,
+) -> std::result::Result<(Options, Vec<(String, NodeTool)>), ExecutorError> {
     let raw = read(env, options).map_err(|diagnostic| validation_failed(&[diagnostic]))?;
-    Options::resolve(&raw)
-        .map(|(options, _notices)| options)
-        .map_err(|diagnostics| validation_failed(&diagnostics))
+    let (mut resolved, _notices) =
+        Options::resolve(&raw).map_err(|diagnostics| validation_failed(&diagnostics))?;
+    let mut module_tools = Vec::new();
+    if let Some(modules) = options.and_then(|options| module_option(env, options)) {
+        for (name, module) in entries(env, modules, "modules")? {
+            let spec = match module.get_type() {
+                Ok(ValueType::String) => ModuleSpec::Source(
+                    module
+                        .coerce_to_string()
+                        .and_then(|s| s.into_utf8())
+                        .and_then(|s| s.into_owned())
+                        .map_err(|_| module_refused(&name))?,
+                ),
+                Ok(ValueType::Object) => {
+                    let mut exports = Vec::new();
+                    for (export, value) in entries(env, module, &format!("modules.{name}"))? {
+                        let path = format!("modules.{name}.{export}");
+                        if value.get_type().ok() == Some(ValueType::Function) {
+                            module_tools.push((
+                                bridged_name(&name, &export),
+                                node_tool(env, &path, value)?,
+                            ));
+                            exports.push((export, ModuleExport::Function));
+                        } else {
+                            let copy = from_js(env, value, &path)
+                                .map_err(|error| clone_refused(&error))?;
+                            exports.push((export, ModuleExport::Data(copy)));
+                        }
+                    }
+                    ModuleSpec::Object(exports)
+                }
+                _ => return Err(module_refused(&name)),
+            };
+            resolved.modules.push((name, spec));
+        }
+    }
+    Ok((resolved, module_tools))
+}
+
+/// `options.modules`, when it is set.
+fn module_option<'env>(env: &'env Env, options: Unknown<'env>) -> Option<Unknown<'env>> {
+    if options.get_type().ok() != Some(ValueType::Object) {
+        return None;
+    }
+    // SAFETY: checked to be an object of this environment.
+    let object = unsafe { Object::from_napi_value(env.raw(), options.raw()) }.ok()?;
+    let modules: Unknown = object.get_named_property("modules").ok()?;
+    (modules.get_type().ok()? != ValueType::Undefined).then_some(modules)
+}
+
+fn module_refused(name: &str) -> ExecutorError {
+    validation_failed(&[Diagnostic::error(
+        "options_valid",
+        format!("modules.{name} must be ES module source text or an object"),
+    )])
 }
 
 /// Resolves a promise with `convert(value)` or rejects it with the `ExecutorError`, on Node's

@@ -3,6 +3,8 @@
 //! conversion error, and numbers reach the option rules exactly as given (`NaN`, `-1`, `1.5`).
 
 use napi::bindgen_prelude::JsObjectValue;
+use std::collections::HashMap;
+
 use napi::bindgen_prelude::{Array, FromNapiValue, Object, Unknown, ValueType};
 use napi::{Env, JsValue};
 
@@ -37,6 +39,11 @@ pub struct ExecutorOptions {
     pub memory_limit_bytes: Option<f64>,
     /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB).
     pub max_stack_bytes: Option<f64>,
+    /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
+    /// text (run inside the sandbox, under the same guards), or an object whose functions become
+    /// exports that call the host like tools and whose other values are copied.
+    #[napi(ts_type = "Record<string, string | Record<string, unknown>>")]
+    pub modules: Option<HashMap<String, String>>,
 }
 
 /// Reads `options` (`undefined` or an object) into [`RawOptions`].

@@ -2,6 +2,7 @@
 //! global script out. It uses oxc only and knows nothing of QuickJS; the engine installs the
 //! internal bindings named here.
 
+mod module;
 mod parse;
 pub mod positions;
 mod rewrite;
@@ -15,6 +16,7 @@ use oxc_ast::ast::Statement;
 use oxc_codegen::{Codegen, CodegenOptions};
 
 use crate::diagnostic::Diagnostic;
+pub use module::prepare_module;
 use positions::PositionMap;
 use source::SourceText;
 

@@ -279,3 +279,13 @@ impl<'a> VisitMut<'a> for Instrument<'a> {
         self.guard(&mut it.body);
     }
 }
+
+/// Adds the loop guard to every loop of a registered module's source: the only rewrite modules
+/// get (they are ES modules, with their own scope and no output).
+pub(super) fn guard_module<'a>(allocator: &'a Allocator, program: &mut Program<'a>) {
+    let mut instrument = Instrument {
+        builder: AstBuilder::new(allocator),
+        function_depth: 0,
+    };
+    instrument.visit_program(program);
+}

@@ -1,0 +1,103 @@
+//! Registered module sources (`ExecutorOptions.modules`): parsed as ES modules (TypeScript
+//! accepted), checked for reserved names, and given loop guards like agent code, so that code a
+//! module runs cannot escape `maxOperations` either.
+
+use std::path::Path;
+
+use oxc_allocator::Allocator;
+use oxc_codegen::Codegen;
+use oxc_diagnostics::OxcDiagnostic;
+use oxc_parser::Parser;
+use oxc_semantic::SemanticBuilder;
+use oxc_span::SourceType;
+use oxc_transformer::{TransformOptions, Transformer};
+
+use super::rewrite::guard_module;
+use super::rules::reserved_identifier;
+use super::source::SourceText;
+use crate::diagnostic::Diagnostic;
+
+/// The guarded source of a registered module, or why it cannot be loaded.
+pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
+    let text = SourceText::new(source);
+    let allocator = Allocator::default();
+    let javascript = Parser::new(&allocator, source, SourceType::mjs()).parse();
+    let (mut program, typescript) = if javascript.diagnostics.is_empty() && !javascript.panicked {
+        (javascript.program, false)
+    } else {
+        let typescript = Parser::new(&allocator, source, SourceType::ts()).parse();
+        if !typescript.diagnostics.is_empty() || typescript.panicked {
+            return Err(diagnostics(&javascript.diagnostics, &text));
+        }
+        (typescript.program, true)
+    };
+    let semantic = SemanticBuilder::new()
+        .with_check_syntax_error(true)
+        .build(&program);
+    if !semantic.diagnostics.is_empty() {
+        return Err(diagnostics(&semantic.diagnostics, &text));
+    }
+    if typescript {
+        let stripped = Transformer::new(
+            &allocator,
+            Path::new("module.ts"),
+            &TransformOptions::default(),
+        )
+        .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
+        if !stripped.diagnostics.is_empty() {
+            return Err(diagnostics(&stripped.diagnostics, &text));
+        }
+    }
+    let reserved = reserved_identifier::check(&program.body, &text, 0);
+    if !reserved.is_empty() {
+        return Err(reserved);
+    }
+    guard_module(&allocator, &mut program);
+    Ok(Codegen::new().build(&program).code)
+}
+
+fn diagnostics(errors: &[OxcDiagnostic], text: &SourceText) -> Vec<Diagnostic> {
+    errors
+        .iter()
+        .map(|error| {
+            let diagnostic = Diagnostic::error("syntax_valid", error.message.to_string());
+            match error.labels.first() {
+                Some(label) => diagnostic.at(text.location(label.offset() as usize)),
+                None => diagnostic,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_loop_of_a_module_is_guarded() {
+        let code =
+            prepare_module("export function spin() { while (true) {} }\nfor (const x of []) {}")
+                .unwrap();
+        assert_eq!(code.matches("__smol_guard()").count(), 2, "{code}");
+        assert!(code.contains("export function spin"));
+    }
+
+    #[test]
+    fn typescript_modules_are_stripped() {
+        let code = prepare_module("export const n: number = 1;\nexport type T = string;").unwrap();
+        assert!(code.contains("export const n = 1"), "{code}");
+        assert!(!code.contains("type T"));
+    }
+
+    #[test]
+    fn syntax_errors_and_reserved_names_are_refused() {
+        assert_eq!(
+            prepare_module("export const = 1").unwrap_err()[0].rule,
+            "syntax_valid"
+        );
+        assert_eq!(
+            prepare_module("export const __smol_guard = 1").unwrap_err()[0].rule,
+            "reserved_identifier"
+        );
+    }
+}
