@@ -68,8 +68,11 @@ pub(super) fn parse<'a>(
 
     check_wrapper_intact(&program, source)?;
 
+    // The transformer lowers `enum`s from member values that semantic analysis computes only
+    // when asked; without them string members get wrong reverse mappings (oxc#21667).
     let semantic = SemanticBuilder::new()
         .with_check_syntax_error(true)
+        .with_enum_eval(typescript)
         .build(&program);
     if !semantic.diagnostics.is_empty() {
         return Err(to_diagnostics(&semantic.diagnostics, source));

@@ -13,7 +13,11 @@ fn transformed(code: &str) -> String {
 }
 
 fn rules_of(code: &str) -> Vec<&'static str> {
-    prepare(code, &ProgramContext::default()).diagnostics.iter().map(|d| d.rule).collect()
+    prepare(code, &ProgramContext::default())
+        .diagnostics
+        .iter()
+        .map(|d| d.rule)
+        .collect()
 }
 
 /// Collapses whitespace so expectations do not depend on codegen's indentation.
@@ -234,4 +238,12 @@ fn positions_map_back_to_the_users_code() {
         + 1;
     let location = prepared.positions.original(generated_line, column).unwrap();
     assert_eq!(location.line, 3);
+}
+
+#[test]
+fn typescript_enums_with_string_members_become_objects() {
+    assert_rewrites(
+        "enum Color { Red, Green = 'g', Blue = Green }\nColor.Blue",
+        "__smol_main: { var Color = /* @__PURE__ */ function(Color) { Color[Color[\"Red\"] = 0] = \"Red\"; Color[\"Green\"] = \"g\"; Color[\"Blue\"] = \"g\"; return Color; }({}); __smol_output(Color.Blue); }",
+    );
 }
