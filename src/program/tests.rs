@@ -247,3 +247,67 @@ fn typescript_enums_with_string_members_become_objects() {
         "__smol_main: { var Color = /* @__PURE__ */ function(Color) { Color[Color[\"Red\"] = 0] = \"Red\"; Color[\"Green\"] = \"g\"; Color[\"Blue\"] = \"g\"; return Color; }({}); __smol_output(Color.Blue); }",
     );
 }
+
+fn prepare_with(code: &str, authorized: &[&str], tools: &[&str]) -> PreparedProgram {
+    let context = ProgramContext {
+        authorized_imports: authorized.iter().map(|name| (*name).to_owned()).collect(),
+        tool_names: tools.iter().map(|name| (*name).to_owned()).collect(),
+    };
+    prepare(code, &context)
+}
+
+fn located(prepared: &PreparedProgram) -> Vec<(&'static str, u32, u32)> {
+    prepared
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let location = d.location.expect("every rule finding is located");
+            (d.rule, location.line, location.column)
+        })
+        .collect()
+}
+
+#[test]
+fn dynamic_imports_are_checked_against_authorized_imports() {
+    assert!(
+        prepare_with("const m = await import(\"x-ok\");\nm.f()", &["x-ok"], &[])
+            .diagnostics
+            .is_empty()
+    );
+    assert!(
+        prepare_with("await import('fs'); await import(name)", &["*"], &[])
+            .diagnostics
+            .is_empty()
+    );
+    let prepared = prepare_with("await import('fs')", &["x-ok"], &[]);
+    assert!(prepared.is_blocked());
+    assert_eq!(
+        prepared.diagnostics[0].message,
+        "Import not allowed: 'fs'. Allowed: x-ok"
+    );
+    assert_eq!(
+        prepare_with("await import('fs')", &[], &[]).diagnostics[0].message,
+        "Import not allowed: 'fs'. Allowed: none"
+    );
+}
+
+#[test]
+fn a_template_literal_specifier_is_checked_like_a_string() {
+    assert!(prepare_with("await import(`x`)", &["x"], &[])
+        .diagnostics
+        .is_empty());
+    assert_eq!(
+        located(&prepare_with("await import(`y`)", &["x"], &[])),
+        [("import_allowed", 1, 7)]
+    );
+}
+
+#[test]
+fn imports_nested_in_functions_are_checked_too() {
+    let prepared = prepare_with(
+        "async function load() {\n  return (async () => await import('fs'))()\n}",
+        &[],
+        &[],
+    );
+    assert_eq!(located(&prepared), [("import_allowed", 2, 29)]);
+}
