@@ -79,7 +79,11 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
     let wrapped = parse::wrap(code);
     let (mut program, scoping) = match parse::parse(&allocator, &wrapped, &source) {
         Ok(parsed) => parsed,
-        Err(syntax_errors) => return blocked(syntax_errors),
+        Err(syntax_errors) => {
+            let diagnostics = rules::static_import_in_script_mode::check(code, &source, context)
+                .unwrap_or(syntax_errors);
+            return blocked(diagnostics);
+        }
     };
     let diagnostics = match Code::of(&program, &scoping, &source, parse::PREFIX.len()) {
         Some(user) => {

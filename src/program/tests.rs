@@ -311,3 +311,39 @@ fn imports_nested_in_functions_are_checked_too() {
     );
     assert_eq!(located(&prepared), [("import_allowed", 2, 29)]);
 }
+
+#[test]
+fn static_imports_and_exports_replace_the_syntax_errors() {
+    let prepared = prepare_with(
+        "import fs from 'node:fs';\nexport const a = 1;\nimport { b } from 'x-ok'",
+        &["x-ok"],
+        &[],
+    );
+    assert!(prepared.is_blocked());
+    assert!(prepared.transformed_code.is_empty());
+    assert_eq!(
+        located(&prepared),
+        [
+            ("static_import_in_script_mode", 1, 1),
+            ("static_import_in_script_mode", 2, 1),
+            // Authorized, and still refused in its static form (CF-05).
+            ("static_import_in_script_mode", 3, 1),
+        ]
+    );
+    assert_eq!(
+        prepared.diagnostics[0].message,
+        "Static import is not allowed: 'node:fs'. Use await import('node:fs') if it is authorized"
+    );
+    assert_eq!(
+        prepared.diagnostics[1].message,
+        "export is not allowed in agent code"
+    );
+}
+
+#[test]
+fn a_static_import_beside_a_real_syntax_error_reports_the_syntax_error() {
+    assert_eq!(
+        rules_of("import fs from 'fs';\nconst x = ;"),
+        ["syntax_valid"]
+    );
+}

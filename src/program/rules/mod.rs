@@ -7,6 +7,7 @@ pub mod import_allowed;
 pub mod log_budget_too_small;
 pub mod max_operations_valid;
 pub mod reserved_identifier;
+pub mod static_import_in_script_mode;
 pub mod timeout_valid;
 
 use oxc_ast::ast::{IdentifierReference, Program, Statement};
