@@ -90,6 +90,7 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
             let mut diagnostics =
                 rules::reserved_identifier::check(user.statements, user.source, user.offset);
             diagnostics.extend(rules::import_allowed::check(&user, context));
+            diagnostics.extend(rules::forbidden_global_access::check(&user, context));
             diagnostics
         }
         None => Vec::new(),

@@ -347,3 +347,31 @@ fn a_static_import_beside_a_real_syntax_error_reports_the_syntax_error() {
         ["syntax_valid"]
     );
 }
+
+#[test]
+fn host_globals_warn_but_the_program_still_runs() {
+    let prepared = prepare("const pid = process.pid;\npid", &ProgramContext::default());
+    assert!(!prepared.is_blocked());
+    assert!(!prepared.transformed_code.is_empty());
+    assert_eq!(located(&prepared), [("forbidden_global_access", 1, 13)]);
+    assert_eq!(
+        prepared.diagnostics[0].severity,
+        crate::diagnostic::DiagnosticSeverity::Warning
+    );
+}
+
+#[test]
+fn object_keys_and_local_bindings_named_like_host_globals_are_fine() {
+    assert!(rules_of("const o = { process: 1, require: 2 };\no.process").is_empty());
+    assert!(rules_of("const require = (m) => m;\nrequire('fs')").is_empty());
+    assert!(rules_of("const f = (fetch) => fetch(1)").is_empty());
+}
+
+#[test]
+fn typescript_types_are_not_references() {
+    assert!(rules_of("let b: Buffer | undefined;\nconst d: typeof document = x").is_empty());
+    assert_eq!(
+        rules_of("const b: number = Buffer.length"),
+        ["forbidden_global_access"]
+    );
+}
