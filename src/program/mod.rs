@@ -24,6 +24,8 @@ pub const INTERNAL_PREFIX: &str = "__smol_";
 pub const GUARD_FUNCTION: &str = "__smol_guard";
 /// Receives the run's output: the last expression's value, or a top-level `return`'s.
 pub const OUTPUT_FUNCTION: &str = "__smol_output";
+/// The name user code calls to finish (§5.4); like a tool, user code may not replace it.
+pub const FINAL_ANSWER: &str = "final_answer";
 /// The label of the block holding the user's statements; top-level `return` breaks out of it.
 const MAIN_LABEL: &str = "__smol_main";
 /// The name of the parse wrapper (see `parse.rs`).
@@ -90,6 +92,7 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
             let mut diagnostics =
                 rules::reserved_identifier::check(user.statements, user.source, user.offset);
             diagnostics.extend(rules::import_allowed::check(&user, context));
+            diagnostics.extend(rules::tool_name_shadowing::check(&user, context));
             diagnostics.extend(rules::forbidden_global_access::check(&user, context));
             diagnostics
         }

@@ -375,3 +375,89 @@ fn typescript_types_are_not_references() {
         ["forbidden_global_access"]
     );
 }
+
+#[test]
+fn tool_names_may_not_be_declared_or_assigned() {
+    let tools = ["web_search"];
+    assert_eq!(
+        located(&prepare_with(
+            "const { hits: web_search } = r;",
+            &[],
+            &tools
+        )),
+        [("tool_name_shadowing", 1, 15)]
+    );
+    let prepared = prepare_with("let a = 1;\nweb_search = a;", &[], &tools);
+    assert_eq!(located(&prepared), [("tool_name_shadowing", 2, 1)]);
+    assert_eq!(
+        prepared.diagnostics[0].message,
+        "'web_search' is a tool: declaring or assigning it would replace the tool"
+    );
+    assert!(prepare_with(
+        "const run = (web_search) => web_search(1);\nrun(web_search)",
+        &[],
+        &tools
+    )
+    .diagnostics
+    .is_empty());
+    assert_eq!(rules_of("final_answer = 1"), ["tool_name_shadowing"]);
+}
+
+#[test]
+fn every_rule_reports_and_warnings_ride_along_with_errors() {
+    let prepared = prepare_with(
+        "const web_search = 1;\nawait import('fs');\nsetTimeout(f, 1);\nlet __smol_x;",
+        &[],
+        &["web_search"],
+    );
+    assert!(prepared.is_blocked());
+    assert!(prepared.transformed_code.is_empty());
+    let mut rules: Vec<_> = prepared.diagnostics.iter().map(|d| d.rule).collect();
+    rules.sort_unstable();
+    assert_eq!(
+        rules,
+        [
+            "forbidden_global_access",
+            "import_allowed",
+            "reserved_identifier",
+            "tool_name_shadowing"
+        ]
+    );
+}
+
+#[test]
+fn columns_count_utf16_units_after_non_ascii_text() {
+    // "é" is one UTF-16 unit in two bytes, "😀" two units in four bytes.
+    let code = "const s = 'é😀'; process.exit()";
+    assert_eq!(
+        located(&prepare(code, &ProgramContext::default())),
+        [("forbidden_global_access", 1, 18)]
+    );
+    let code = "const s = 'é😀'; await import('fs')";
+    assert_eq!(
+        located(&prepare_with(code, &[], &[])),
+        [("import_allowed", 1, 24)]
+    );
+    let code = "const s = 'é😀'; import fs from 'fs'";
+    assert_eq!(
+        located(&prepare_with(code, &[], &[])),
+        [("static_import_in_script_mode", 1, 18)]
+    );
+}
+
+#[test]
+fn crlf_line_ends_count_once() {
+    let code = "const a = 1;\r\n\r\nconst b = fetch(a);\r\nawait import('fs')";
+    assert_eq!(
+        located(&prepare_with(code, &[], &[])),
+        [("import_allowed", 4, 7), ("forbidden_global_access", 3, 11)]
+    );
+    let code = "const a = 1;\r\nimport x from 'm';\r\nexport { a }";
+    assert_eq!(
+        located(&prepare_with(code, &[], &[])),
+        [
+            ("static_import_in_script_mode", 2, 1),
+            ("static_import_in_script_mode", 3, 1)
+        ]
+    );
+}

@@ -10,6 +10,7 @@ pub mod max_operations_valid;
 pub mod reserved_identifier;
 pub mod static_import_in_script_mode;
 pub mod timeout_valid;
+pub mod tool_name_shadowing;
 
 use oxc_ast::ast::{IdentifierReference, Program, Statement};
 use oxc_ast_visit::Visit;
