@@ -130,17 +130,19 @@ describe('smolagents tool objects { name, inputs, forward(args) }', () => {
 describe('tools and globals cannot be replaced or re-wired (§5.2, §9.2)', () => {
   it('tools, final_answer and console are non-writable, non-configurable, frozen', async () => {
     const executor = await executorWith({ add: (a: number, b: number) => a + b })
+    // Writes go through globalThis: validation already refuses `add = …` (tool_name_shadowing),
+    // and this checks the runtime's own defence.
     const code = `
       const report = {};
       for (const name of ["add", "final_answer", "console"]) {
         const d = Object.getOwnPropertyDescriptor(globalThis, name);
         report[name] = [d.writable, d.configurable, Object.isFrozen(globalThis[name])];
       }
-      try { add = () => 0 } catch {}
+      try { globalThis.add = () => 0 } catch {}
       try { delete globalThis.add } catch {}
       try { Object.defineProperty(globalThis, "add", { value: () => 0 }) } catch {}
       try { add.apply = () => 0 } catch {}
-      try { final_answer = () => {} } catch {}
+      try { globalThis.final_answer = () => {} } catch {}
       report.stillWorks = add(2, 3);
       report`
     expect((await executor.run(code)).output).toEqual({

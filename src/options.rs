@@ -1,10 +1,8 @@
 //! `ExecutorOptions` (§3.1, §3.3, DESIGN.md "Defaults beyond the spec"): what the caller passed,
 //! checked once into the values every layer uses.
 
-use crate::diagnostic::{Diagnostic, DiagnosticSeverity};
-
-/// Below this log budget `log_budget_too_small` reports an INFO (§3.3, Appendix B).
-pub const RECOMMENDED_MIN_LOG_BYTES: f64 = 1024.0;
+use crate::diagnostic::Diagnostic;
+use crate::program::rules::{log_budget_too_small, max_operations_valid, timeout_valid};
 
 /// The console levels of §7.3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +98,7 @@ const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// Checks one integer option: `Ok(None)` when absent, `Err` with the rule's diagnostic when it is
 /// not an integer in `min..=MAX_SAFE_INTEGER`.
-fn integer(
+pub(crate) fn integer(
     value: Option<f64>,
     name: &str,
     min: f64,
@@ -123,7 +121,7 @@ fn integer(
 }
 
 /// Formats a number the way JS prints it in messages (`NaN`, `Infinity`, `1.5`, `3`).
-fn js_number(value: f64) -> String {
+pub(crate) fn js_number(value: f64) -> String {
     if value.is_nan() {
         "NaN".into()
     } else if value.is_infinite() {
@@ -145,19 +143,12 @@ impl Options {
                 Ok(None) => {}
                 Err(diagnostic) => diagnostics.push(diagnostic),
             };
-        record(
-            integer(
-                raw.max_operations,
-                "maxOperations",
-                1.0,
-                "max_operations_valid",
-            ),
-            &mut |v| options.max_operations = v,
-        );
-        record(
-            integer(raw.timeout_ms, "timeoutMs", 1.0, "timeout_valid"),
-            &mut |v| options.timeout_ms = v,
-        );
+        record(max_operations_valid::check(raw.max_operations), &mut |v| {
+            options.max_operations = v;
+        });
+        record(timeout_valid::check(raw.timeout_ms), &mut |v| {
+            options.timeout_ms = v;
+        });
         record(
             integer(raw.max_queued_runs, "maxQueuedRuns", 0.0, "options_valid"),
             &mut |v| options.max_queued_runs = saturating_usize(v),
@@ -229,21 +220,7 @@ impl Options {
             }
             options.collect_console_levels = parsed;
         }
-        if let Some(bytes) = raw.max_log_bytes {
-            if (0.0..RECOMMENDED_MIN_LOG_BYTES).contains(&bytes) {
-                diagnostics.push(
-                    Diagnostic::error(
-                        "log_budget_too_small",
-                        format!(
-                            "maxLogBytes is {}, below the recommended minimum of 1024; logs will be truncated early",
-                            js_number(bytes)
-                        ),
-                    )
-                    .with_severity(DiagnosticSeverity::Info)
-                    .with_fix("Raise maxLogBytes to at least 1024."),
-                );
-            }
-        }
+        diagnostics.extend(log_budget_too_small::check(raw.max_log_bytes));
 
         if diagnostics.iter().any(Diagnostic::is_error) {
             Err(diagnostics)
@@ -260,6 +237,7 @@ fn saturating_usize(value: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnostic::DiagnosticSeverity;
 
     fn rules(raw: RawOptions) -> Vec<&'static str> {
         match Options::resolve(&raw) {

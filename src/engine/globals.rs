@@ -15,11 +15,8 @@ use super::convert::{to_value, Uncopyable};
 use super::inspect;
 use super::state::{RunState, Stop};
 use crate::options::LogLevel;
-use crate::program::{GUARD_FUNCTION, OUTPUT_FUNCTION};
+use crate::program::{FINAL_ANSWER, GUARD_FUNCTION, OUTPUT_FUNCTION};
 use crate::value::Value;
-
-/// The name user code calls to finish (§5.4).
-pub const FINAL_ANSWER: &str = "final_answer";
 
 /// Installs every binding in `ctx`'s global object.
 pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {

@@ -268,8 +268,10 @@ fn variables_are_globals_holding_copies() {
 #[test]
 fn tools_are_frozen_non_writable_globals() {
     let engine = engine_with(host(), &options());
+    // Through `globalThis`, because validation already refuses `add = …` (tool_name_shadowing):
+    // this checks the runtime's own defence.
     let code = r#"
-        try { add = () => 0 } catch {}
+        try { globalThis.add = () => 0 } catch {}
         try { delete globalThis.add } catch {}
         try { add.call = null } catch {}
         [add(1, 1), Object.isFrozen(add), Object.getOwnPropertyDescriptor(globalThis, "add").writable]"#;

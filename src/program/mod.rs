@@ -12,12 +12,12 @@ pub mod source;
 use std::path::PathBuf;
 
 use oxc_allocator::Allocator;
-use oxc_ast::ast::Statement;
 use oxc_codegen::{Codegen, CodegenOptions};
 
 use crate::diagnostic::Diagnostic;
 pub use module::prepare_module;
 use positions::PositionMap;
+use rules::Code;
 use source::SourceText;
 
 /// The prefix of every binding the executor injects; user code may not use it (§6.4).
@@ -26,6 +26,8 @@ pub const INTERNAL_PREFIX: &str = "__smol_";
 pub const GUARD_FUNCTION: &str = "__smol_guard";
 /// Receives the run's output: the last expression's value, or a top-level `return`'s.
 pub const OUTPUT_FUNCTION: &str = "__smol_output";
+/// The name user code calls to finish (§5.4); like a tool, user code may not replace it.
+pub const FINAL_ANSWER: &str = "final_answer";
 /// The label of the block holding the user's statements; top-level `return` breaks out of it.
 const MAIN_LABEL: &str = "__smol_main";
 /// The name of the parse wrapper (see `parse.rs`).
@@ -62,10 +64,9 @@ impl PreparedProgram {
     }
 }
 
-/// Validates and rewrites `code`. Never fails: problems come back as diagnostics.
+/// Validates and rewrites `code`. Never fails: problems come back as diagnostics, all of them,
+/// and only an `ERROR` among them leaves the program untransformed.
 pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
-    // The context feeds the import and tool-name rules.
-    let _ = context;
     let source = SourceText::new(code);
     let blocked = |diagnostics| PreparedProgram {
         original_code: code.to_owned(),
@@ -80,22 +81,27 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
 
     let allocator = Allocator::default();
     let wrapped = parse::wrap(code);
-    let mut program = match parse::parse(&allocator, &wrapped, &source) {
-        Ok(program) => program,
-        Err(diagnostics) => return blocked(diagnostics),
+    let (mut program, scoping) = match parse::parse(&allocator, &wrapped, &source) {
+        Ok(parsed) => parsed,
+        Err(syntax_errors) => {
+            let diagnostics = rules::static_import_in_script_mode::check(code, &source, context)
+                .unwrap_or(syntax_errors);
+            return blocked(diagnostics);
+        }
     };
-    let reserved = match program.body.first() {
-        Some(Statement::FunctionDeclaration(wrapper)) => wrapper
-            .body
-            .as_ref()
-            .map(|body| {
-                rules::reserved_identifier::check(&body.statements, &source, parse::PREFIX.len())
-            })
-            .unwrap_or_default(),
-        _ => Vec::new(),
+    let diagnostics = match Code::of(&program, &scoping, &source, parse::PREFIX.len()) {
+        Some(user) => {
+            let mut diagnostics =
+                rules::reserved_identifier::check(user.statements, user.source, user.offset);
+            diagnostics.extend(rules::import_allowed::check(&user, context));
+            diagnostics.extend(rules::tool_name_shadowing::check(&user, context));
+            diagnostics.extend(rules::forbidden_global_access::check(&user, context));
+            diagnostics
+        }
+        None => Vec::new(),
     };
-    if !reserved.is_empty() {
-        return blocked(reserved);
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return blocked(diagnostics);
     }
 
     rewrite::rewrite(&allocator, &mut program);
@@ -113,7 +119,7 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
     PreparedProgram {
         original_code: code.to_owned(),
         transformed_code: generated.code,
-        diagnostics: Vec::new(),
+        diagnostics,
         positions,
         source,
     }

@@ -13,7 +13,7 @@ use oxc_allocator::Allocator;
 use oxc_ast::ast::{Program, Statement};
 use oxc_diagnostics::OxcDiagnostic;
 use oxc_parser::{ParseOptions, Parser};
-use oxc_semantic::SemanticBuilder;
+use oxc_semantic::{Scoping, SemanticBuilder};
 use oxc_span::SourceType;
 use oxc_transformer::{TransformOptions, Transformer};
 
@@ -40,12 +40,13 @@ pub(super) fn wrap(code: &str) -> String {
 }
 
 /// Parses `wrapped` (from [`wrap`]) and strips TypeScript. On success the program holds exactly
-/// the wrapper function, whose body is the user's code.
+/// the wrapper function, whose body is the user's code, and the scoping describes that program
+/// (its references carry their ids), as the rules need.
 pub(super) fn parse<'a>(
     allocator: &'a Allocator,
     wrapped: &'a str,
     source: &SourceText,
-) -> Result<Program<'a>, Vec<Diagnostic>> {
+) -> Result<(Program<'a>, Scoping), Vec<Diagnostic>> {
     let options = ParseOptions {
         preserve_parens: false,
         ..ParseOptions::default()
@@ -68,25 +69,35 @@ pub(super) fn parse<'a>(
 
     check_wrapper_intact(&program, source)?;
 
+    // The transformer lowers `enum`s from member values that semantic analysis computes only
+    // when asked; without them string members get wrong reverse mappings (oxc#21667).
     let semantic = SemanticBuilder::new()
         .with_check_syntax_error(true)
+        .with_enum_eval(typescript)
         .build(&program);
     if !semantic.diagnostics.is_empty() {
         return Err(to_diagnostics(&semantic.diagnostics, source));
     }
-    if typescript {
-        let scoping = semantic.semantic.into_scoping();
-        let stripped = Transformer::new(
-            allocator,
-            Path::new("agent.ts"),
-            &TransformOptions::default(),
-        )
-        .build_with_scoping(scoping, &mut program);
-        if !stripped.diagnostics.is_empty() {
-            return Err(to_diagnostics(&stripped.diagnostics, source));
-        }
+    let scoping = semantic.semantic.into_scoping();
+    if !typescript {
+        return Ok((program, scoping));
     }
-    Ok(program)
+    let stripped = Transformer::new(
+        allocator,
+        Path::new("agent.ts"),
+        &TransformOptions::default(),
+    )
+    .build_with_scoping(scoping, &mut program);
+    if !stripped.diagnostics.is_empty() {
+        return Err(to_diagnostics(&stripped.diagnostics, source));
+    }
+    // Analysed afresh rather than trusting the transformer's bookkeeping: the rules must see
+    // exactly the references that will run, and none that lived only in type annotations.
+    let scoping = SemanticBuilder::new()
+        .build(&program)
+        .semantic
+        .into_scoping();
+    Ok((program, scoping))
 }
 
 /// An unmatched `}` in the user's code closes the wrapper early and leaves the rest of the code

@@ -239,3 +239,225 @@ fn positions_map_back_to_the_users_code() {
     let location = prepared.positions.original(generated_line, column).unwrap();
     assert_eq!(location.line, 3);
 }
+
+#[test]
+fn typescript_enums_with_string_members_become_objects() {
+    assert_rewrites(
+        "enum Color { Red, Green = 'g', Blue = Green }\nColor.Blue",
+        "__smol_main: { var Color = /* @__PURE__ */ function(Color) { Color[Color[\"Red\"] = 0] = \"Red\"; Color[\"Green\"] = \"g\"; Color[\"Blue\"] = \"g\"; return Color; }({}); __smol_output(Color.Blue); }",
+    );
+}
+
+fn prepare_with(code: &str, authorized: &[&str], tools: &[&str]) -> PreparedProgram {
+    let context = ProgramContext {
+        authorized_imports: authorized.iter().map(|name| (*name).to_owned()).collect(),
+        tool_names: tools.iter().map(|name| (*name).to_owned()).collect(),
+    };
+    prepare(code, &context)
+}
+
+fn located(prepared: &PreparedProgram) -> Vec<(&'static str, u32, u32)> {
+    prepared
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let location = d.location.expect("every rule finding is located");
+            (d.rule, location.line, location.column)
+        })
+        .collect()
+}
+
+#[test]
+fn dynamic_imports_are_checked_against_authorized_imports() {
+    assert!(
+        prepare_with("const m = await import(\"x-ok\");\nm.f()", &["x-ok"], &[])
+            .diagnostics
+            .is_empty()
+    );
+    assert!(
+        prepare_with("await import('fs'); await import(name)", &["*"], &[])
+            .diagnostics
+            .is_empty()
+    );
+    let prepared = prepare_with("await import('fs')", &["x-ok"], &[]);
+    assert!(prepared.is_blocked());
+    assert_eq!(
+        prepared.diagnostics[0].message,
+        "Import not allowed: 'fs'. Allowed: x-ok"
+    );
+    assert_eq!(
+        prepare_with("await import('fs')", &[], &[]).diagnostics[0].message,
+        "Import not allowed: 'fs'. Allowed: none"
+    );
+}
+
+#[test]
+fn a_template_literal_specifier_is_checked_like_a_string() {
+    assert!(prepare_with("await import(`x`)", &["x"], &[])
+        .diagnostics
+        .is_empty());
+    assert_eq!(
+        located(&prepare_with("await import(`y`)", &["x"], &[])),
+        [("import_allowed", 1, 7)]
+    );
+}
+
+#[test]
+fn imports_nested_in_functions_are_checked_too() {
+    let prepared = prepare_with(
+        "async function load() {\n  return (async () => await import('fs'))()\n}",
+        &[],
+        &[],
+    );
+    assert_eq!(located(&prepared), [("import_allowed", 2, 29)]);
+}
+
+#[test]
+fn static_imports_and_exports_replace_the_syntax_errors() {
+    let prepared = prepare_with(
+        "import fs from 'node:fs';\nexport const a = 1;\nimport { b } from 'x-ok'",
+        &["x-ok"],
+        &[],
+    );
+    assert!(prepared.is_blocked());
+    assert!(prepared.transformed_code.is_empty());
+    assert_eq!(
+        located(&prepared),
+        [
+            ("static_import_in_script_mode", 1, 1),
+            ("static_import_in_script_mode", 2, 1),
+            // Authorized, and still refused in its static form (CF-05).
+            ("static_import_in_script_mode", 3, 1),
+        ]
+    );
+    assert_eq!(
+        prepared.diagnostics[0].message,
+        "Static import is not allowed: 'node:fs'. Use await import('node:fs') if it is authorized"
+    );
+    assert_eq!(
+        prepared.diagnostics[1].message,
+        "export is not allowed in agent code"
+    );
+}
+
+#[test]
+fn a_static_import_beside_a_real_syntax_error_reports_the_syntax_error() {
+    assert_eq!(
+        rules_of("import fs from 'fs';\nconst x = ;"),
+        ["syntax_valid"]
+    );
+}
+
+#[test]
+fn host_globals_warn_but_the_program_still_runs() {
+    let prepared = prepare("const pid = process.pid;\npid", &ProgramContext::default());
+    assert!(!prepared.is_blocked());
+    assert!(!prepared.transformed_code.is_empty());
+    assert_eq!(located(&prepared), [("forbidden_global_access", 1, 13)]);
+    assert_eq!(
+        prepared.diagnostics[0].severity,
+        crate::diagnostic::DiagnosticSeverity::Warning
+    );
+}
+
+#[test]
+fn object_keys_and_local_bindings_named_like_host_globals_are_fine() {
+    assert!(rules_of("const o = { process: 1, require: 2 };\no.process").is_empty());
+    assert!(rules_of("const require = (m) => m;\nrequire('fs')").is_empty());
+    assert!(rules_of("const f = (fetch) => fetch(1)").is_empty());
+}
+
+#[test]
+fn typescript_types_are_not_references() {
+    assert!(rules_of("let b: Buffer | undefined;\nconst d: typeof document = x").is_empty());
+    assert_eq!(
+        rules_of("const b: number = Buffer.length"),
+        ["forbidden_global_access"]
+    );
+}
+
+#[test]
+fn tool_names_may_not_be_declared_or_assigned() {
+    let tools = ["web_search"];
+    assert_eq!(
+        located(&prepare_with(
+            "const { hits: web_search } = r;",
+            &[],
+            &tools
+        )),
+        [("tool_name_shadowing", 1, 15)]
+    );
+    let prepared = prepare_with("let a = 1;\nweb_search = a;", &[], &tools);
+    assert_eq!(located(&prepared), [("tool_name_shadowing", 2, 1)]);
+    assert_eq!(
+        prepared.diagnostics[0].message,
+        "'web_search' is a tool: declaring or assigning it would replace the tool"
+    );
+    assert!(prepare_with(
+        "const run = (web_search) => web_search(1);\nrun(web_search)",
+        &[],
+        &tools
+    )
+    .diagnostics
+    .is_empty());
+    assert_eq!(rules_of("final_answer = 1"), ["tool_name_shadowing"]);
+}
+
+#[test]
+fn every_rule_reports_and_warnings_ride_along_with_errors() {
+    let prepared = prepare_with(
+        "const web_search = 1;\nawait import('fs');\nsetTimeout(f, 1);\nlet __smol_x;",
+        &[],
+        &["web_search"],
+    );
+    assert!(prepared.is_blocked());
+    assert!(prepared.transformed_code.is_empty());
+    let mut rules: Vec<_> = prepared.diagnostics.iter().map(|d| d.rule).collect();
+    rules.sort_unstable();
+    assert_eq!(
+        rules,
+        [
+            "forbidden_global_access",
+            "import_allowed",
+            "reserved_identifier",
+            "tool_name_shadowing"
+        ]
+    );
+}
+
+#[test]
+fn columns_count_utf16_units_after_non_ascii_text() {
+    // "é" is one UTF-16 unit in two bytes, "😀" two units in four bytes.
+    let code = "const s = 'é😀'; process.exit()";
+    assert_eq!(
+        located(&prepare(code, &ProgramContext::default())),
+        [("forbidden_global_access", 1, 18)]
+    );
+    let code = "const s = 'é😀'; await import('fs')";
+    assert_eq!(
+        located(&prepare_with(code, &[], &[])),
+        [("import_allowed", 1, 24)]
+    );
+    let code = "const s = 'é😀'; import fs from 'fs'";
+    assert_eq!(
+        located(&prepare_with(code, &[], &[])),
+        [("static_import_in_script_mode", 1, 18)]
+    );
+}
+
+#[test]
+fn crlf_line_ends_count_once() {
+    let code = "const a = 1;\r\n\r\nconst b = fetch(a);\r\nawait import('fs')";
+    assert_eq!(
+        located(&prepare_with(code, &[], &[])),
+        [("import_allowed", 4, 7), ("forbidden_global_access", 3, 11)]
+    );
+    let code = "const a = 1;\r\nimport x from 'm';\r\nexport { a }";
+    assert_eq!(
+        located(&prepare_with(code, &[], &[])),
+        [
+            ("static_import_in_script_mode", 2, 1),
+            ("static_import_in_script_mode", 3, 1)
+        ]
+    );
+}
