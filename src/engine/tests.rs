@@ -340,7 +340,7 @@ fn functions_still_behave_as_functions_after_the_lockdown() {
 fn with_modules() -> Options {
     use crate::modules::{ModuleExport, ModuleSpec};
     Options {
-        authorized_imports: vec!["x-ok".into(), "math".into(), "ghost".into()],
+        authorized_imports: vec!["x-ok".into(), "math".into(), "ghost".into(), "chain".into()],
         modules: vec![
             ("x-ok".into(), ModuleSpec::Source("export const answer = 42;\nexport function spin() { while (true) {} }\nexport default 'x-ok';".into())),
             ("math".into(), ModuleSpec::Object(vec![
@@ -348,6 +348,7 @@ fn with_modules() -> Options {
                 ("double".into(), ModuleExport::Function),
             ])),
             ("x-denied".into(), ModuleSpec::Source("export const secret = 1".into())),
+            ("chain".into(), ModuleSpec::Source("export * from 'x-denied';".into())),
         ],
         max_operations: 1000,
         ..options()
@@ -398,16 +399,13 @@ fn an_object_module_exports_copies_and_host_functions() {
 fn the_loader_refuses_unauthorized_names_even_when_registered() {
     let options = with_modules();
     let engine = engine_with(module_host(), &options);
-    // A computed specifier reaches the loader whatever validation saw.
-    let report = run_on(
-        &engine,
-        "const name = 'x-' + 'denied'; await import(name)",
-        &options,
-    );
+    // Validation sees agent code only: a registered module importing another is checked by
+    // the loader.
+    let report = run_on(&engine, "await import('chain')", &options);
     assert_eq!(
         error(report),
         EngineError::ImportNotAllowed {
-            message: "Import not allowed: 'x-denied'. Allowed: x-ok, math, ghost".into(),
+            message: "Import not allowed: 'x-denied'. Allowed: x-ok, math, ghost, chain".into(),
             at: None,
         }
     );
