@@ -57,6 +57,14 @@ export interface SmolagentsTool {
   forward(args: Record<string, unknown>): unknown
 }
 
+/**
+ * Options of `validateCode` and `prepareProgram`: the executor's options, plus the names of the
+ * tools the code will run with (for `tool_name_shadowing`; `run()` knows its own tools).
+ */
+export interface ValidationOptions extends ExecutorOptions {
+  toolNames?: string[]
+}
+
 /** The executor contract shared with smolagents-ts's other executors (spec §3.2). */
 export interface ICodeExecutor {
   init(): Promise<void>
@@ -171,6 +179,12 @@ export interface ExecutorOptions {
   memoryLimitBytes?: number
   /** Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB). */
   maxStackBytes?: number
+  /**
+   * Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
+   * text (run inside the sandbox, under the same guards), or an object whose functions become
+   * exports that call the host like tools and whose other values are copied.
+   */
+  modules?: Record<string, string | Record<string, unknown>>
 }
 
 /** The result of `prepareProgram` (§3.1). */
@@ -182,7 +196,7 @@ export interface PreparedProgram {
 }
 
 /** Validates and rewrites `code` as `run()` would, without running it (§6.1). */
-export declare function prepareProgram(code: string, options?: ExecutorOptions): PreparedProgram
+export declare function prepareProgram(code: string, options?: ValidationOptions): PreparedProgram
 
 /** Checks `options` and `code` by every rule; `ERROR` entries would block `run()` (§6.1). */
-export declare function validateCode(code: string, options?: ExecutorOptions): Array<Diagnostic>
+export declare function validateCode(code: string, options?: ValidationOptions): Array<Diagnostic>

@@ -57,6 +57,14 @@ export interface SmolagentsTool {
   forward(args: Record<string, unknown>): unknown
 }
 
+/**
+ * Options of `validateCode` and `prepareProgram`: the executor's options, plus the names of the
+ * tools the code will run with (for `tool_name_shadowing`; `run()` knows its own tools).
+ */
+export interface ValidationOptions extends ExecutorOptions {
+  toolNames?: string[]
+}
+
 /** The executor contract shared with smolagents-ts's other executors (spec §3.2). */
 export interface ICodeExecutor {
   init(): Promise<void>

@@ -72,6 +72,21 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
     })
 }
 
+/// `toolNames` of the options given to `validateCode` / `prepareProgram`: the tools the code
+/// will run with, for `tool_name_shadowing` (`run()` knows its executor's tools itself).
+pub fn read_tool_names(env: &Env, options: Option<Unknown>) -> Result<Vec<String>, Diagnostic> {
+    let Some(options) = options else {
+        return Ok(Vec::new());
+    };
+    if options.get_type().ok() != Some(ValueType::Object) {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the value was just checked to be an object of this environment.
+    let object = unsafe { Object::from_napi_value(env.raw(), options.raw()) }
+        .map_err(|_| invalid("options", "an object"))?;
+    Ok(strings(&object, "toolNames")?.unwrap_or_default())
+}
+
 fn invalid(name: &str, expected: &str) -> Diagnostic {
     Diagnostic::error("options_valid", format!("{name} must be {expected}")).with_fix(format!(
         "Pass {name} as {expected}, or leave it out for the default."

@@ -4,7 +4,7 @@
 use napi::bindgen_prelude::Unknown;
 use napi::Env;
 
-use super::options::read;
+use super::options::{read, read_tool_names};
 use crate::diagnostic::{self, DiagnosticSeverity};
 use crate::options::Options;
 use crate::program::{prepare, ProgramContext};
@@ -57,13 +57,13 @@ pub struct PreparedProgram {
 }
 
 /// Checks `options` and `code` by every rule; `ERROR` entries would block `run()` (§6.1).
-#[napi(ts_args_type = "code: string, options?: ExecutorOptions")]
+#[napi(ts_args_type = "code: string, options?: ValidationOptions")]
 pub fn validate_code(env: Env, code: String, options: Option<Unknown>) -> Vec<JsDiagnostic> {
     prepare_program(env, code, options).diagnostics
 }
 
 /// Validates and rewrites `code` as `run()` would, without running it (§6.1).
-#[napi(ts_args_type = "code: string, options?: ExecutorOptions")]
+#[napi(ts_args_type = "code: string, options?: ValidationOptions")]
 pub fn prepare_program(env: Env, code: String, options: Option<Unknown>) -> PreparedProgram {
     let mut context = ProgramContext::default();
     let mut diagnostics = match read(&env, options) {
@@ -76,6 +76,10 @@ pub fn prepare_program(env: Env, code: String, options: Option<Unknown>) -> Prep
         }
         Err(problem) => vec![problem],
     };
+    match read_tool_names(&env, options) {
+        Ok(names) => context.tool_names = names,
+        Err(problem) => diagnostics.push(problem),
+    }
     let prepared = prepare(&code, &context);
     diagnostics.extend(prepared.diagnostics.iter().cloned());
     let blocked = diagnostics
