@@ -12,7 +12,7 @@ use napi::{Env, JsValue, Result};
 use super::error::to_napi_error;
 use super::host::{JsArgs, NodeHost, NodeTool, ToolTable};
 use super::options::read;
-use super::value::{from_js, ToJs};
+use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::error::ExecutorError;
 use crate::executor::{validation_failed, Executor, RunOutput, Settled};
@@ -26,7 +26,7 @@ pub struct CodeOutput {
     /// The value of the code's last expression statement or top-level `return`, or the value
     /// passed to `final_answer()`; a copy (structured-clone semantics).
     #[napi(ts_type = "unknown")]
-    pub output: JsOutput,
+    pub output: Copied,
     /// The run's console output, entries joined by `\n` (§7.3).
     pub logs: String,
     /// `true` when the run ended by `final_answer()` (§5.4).
@@ -34,29 +34,10 @@ pub struct CodeOutput {
     pub is_final_answer: bool,
 }
 
-/// The output value, converted to JS when the result object is built.
-pub struct JsOutput(crate::value::Value);
-
-impl napi::bindgen_prelude::TypeName for JsOutput {
-    fn type_name() -> &'static str {
-        "unknown"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::Unknown
-    }
-}
-
-impl ToNapiValue for JsOutput {
-    unsafe fn to_napi_value(env: napi::sys::napi_env, val: Self) -> Result<napi::sys::napi_value> {
-        ToJs::to_napi_value(env, ToJs(&val.0))
-    }
-}
-
 impl From<RunOutput> for CodeOutput {
     fn from(run: RunOutput) -> Self {
         Self {
-            output: JsOutput(run.output),
+            output: Copied(run.output),
             logs: run.logs,
             is_final_answer: run.is_final_answer,
         }

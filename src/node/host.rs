@@ -16,7 +16,7 @@ use napi::bindgen_prelude::{
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, JsValue, Status};
 
-use super::value::{from_js, ToJs};
+use super::value::{from_js, to_js};
 use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult, ToolSettlement};
 use crate::tool_args::named_inputs;
 use crate::value::Value;
@@ -45,10 +45,10 @@ pub struct JsArgs(Vec<Value>);
 
 impl JsValuesTupleIntoVec for JsArgs {
     fn into_vec(self, env: sys::napi_env) -> napi::Result<Vec<sys::napi_value>> {
+        let env = Env::from_raw(env);
         self.0
             .iter()
-            // SAFETY: called by napi on Node's thread with its live environment.
-            .map(|value| unsafe { ToJs::to_napi_value(env, ToJs(value)) })
+            .map(|value| to_js(&env, value).map(|value| value.raw()))
             .collect()
     }
 }

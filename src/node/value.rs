@@ -20,10 +20,10 @@ use crate::value::{
     MAX_HOLES,
 };
 
-/// A [`Value`] on its way to JS, built when napi asks for it.
-pub struct ToJs<'v>(pub &'v Value);
+/// A [`Value`] on its way to JS (a run's output), built when napi asks for it.
+pub struct Copied(pub Value);
 
-impl TypeName for ToJs<'_> {
+impl TypeName for Copied {
     fn type_name() -> &'static str {
         "unknown"
     }
@@ -33,10 +33,10 @@ impl TypeName for ToJs<'_> {
     }
 }
 
-impl ToNapiValue for ToJs<'_> {
+impl ToNapiValue for Copied {
     unsafe fn to_napi_value(raw_env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
         let env = Env::from_raw(raw_env);
-        Ok(to_js(&env, val.0)?.raw())
+        Ok(to_js(&env, &val.0)?.raw())
     }
 }
 

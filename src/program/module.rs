@@ -6,12 +6,12 @@ use std::path::Path;
 
 use oxc_allocator::Allocator;
 use oxc_codegen::Codegen;
-use oxc_diagnostics::OxcDiagnostic;
 use oxc_parser::Parser;
 use oxc_semantic::SemanticBuilder;
 use oxc_span::SourceType;
 use oxc_transformer::{TransformOptions, Transformer};
 
+use super::parse::syntax_errors;
 use super::rewrite::guard_module;
 use super::rules::reserved_identifier;
 use super::source::SourceText;
@@ -27,7 +27,7 @@ pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
     } else {
         let typescript = Parser::new(&allocator, source, SourceType::ts()).parse();
         if !typescript.diagnostics.is_empty() || typescript.panicked {
-            return Err(diagnostics(&javascript.diagnostics, &text));
+            return Err(syntax_errors(&javascript.diagnostics, &text, 0));
         }
         (typescript.program, true)
     };
@@ -35,7 +35,7 @@ pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
         .with_check_syntax_error(true)
         .build(&program);
     if !semantic.diagnostics.is_empty() {
-        return Err(diagnostics(&semantic.diagnostics, &text));
+        return Err(syntax_errors(&semantic.diagnostics, &text, 0));
     }
     if typescript {
         let stripped = Transformer::new(
@@ -45,7 +45,7 @@ pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
         )
         .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
         if !stripped.diagnostics.is_empty() {
-            return Err(diagnostics(&stripped.diagnostics, &text));
+            return Err(syntax_errors(&stripped.diagnostics, &text, 0));
         }
     }
     let reserved = reserved_identifier::check(&program.body, &text, 0);
@@ -54,19 +54,6 @@ pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
     }
     guard_module(&allocator, &mut program);
     Ok(Codegen::new().build(&program).code)
-}
-
-fn diagnostics(errors: &[OxcDiagnostic], text: &SourceText) -> Vec<Diagnostic> {
-    errors
-        .iter()
-        .map(|error| {
-            let diagnostic = Diagnostic::error("syntax_valid", error.message.to_string());
-            match error.labels.first() {
-                Some(label) => diagnostic.at(text.location(label.offset() as usize)),
-                None => diagnostic,
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@ pub(super) fn parse<'a>(
             .parse();
         if !typescript.diagnostics.is_empty() || typescript.panicked {
             // The model writes JavaScript: report what a JS parser says.
-            return Err(to_diagnostics(&javascript.diagnostics, source));
+            return Err(syntax_errors(&javascript.diagnostics, source, PREFIX.len()));
         }
         (typescript.program, true)
     };
@@ -76,7 +76,7 @@ pub(super) fn parse<'a>(
         .with_enum_eval(typescript)
         .build(&program);
     if !semantic.diagnostics.is_empty() {
-        return Err(to_diagnostics(&semantic.diagnostics, source));
+        return Err(syntax_errors(&semantic.diagnostics, source, PREFIX.len()));
     }
     let scoping = semantic.semantic.into_scoping();
     if !typescript {
@@ -89,7 +89,7 @@ pub(super) fn parse<'a>(
     )
     .build_with_scoping(scoping, &mut program);
     if !stripped.diagnostics.is_empty() {
-        return Err(to_diagnostics(&stripped.diagnostics, source));
+        return Err(syntax_errors(&stripped.diagnostics, source, PREFIX.len()));
     }
     // Analysed afresh rather than trusting the transformer's bookkeeping: the rules must see
     // exactly the references that will run, and none that lived only in type annotations.
@@ -125,8 +125,13 @@ fn check_wrapper_intact(program: &Program, source: &SourceText) -> Result<(), Ve
     }
 }
 
-/// Converts oxc's findings, moving each position from the wrapped text into the user's code.
-fn to_diagnostics(errors: &[OxcDiagnostic], source: &SourceText) -> Vec<Diagnostic> {
+/// Converts oxc's findings into `syntax_valid` diagnostics at the user's positions: `offset` is
+/// how far the parsed text starts before the user's code (the wrapper's prefix, or 0).
+pub(super) fn syntax_errors(
+    errors: &[OxcDiagnostic],
+    source: &SourceText,
+    offset: usize,
+) -> Vec<Diagnostic> {
     errors
         .iter()
         .map(|error| {
@@ -137,8 +142,7 @@ fn to_diagnostics(errors: &[OxcDiagnostic], source: &SourceText) -> Vec<Diagnost
                 .find(|label| label.primary())
                 .or_else(|| error.labels.first());
             if let Some(label) = primary {
-                let offset = (label.offset() as usize).saturating_sub(PREFIX.len());
-                let location = source.location(offset);
+                let location = source.location((label.offset() as usize).saturating_sub(offset));
                 diagnostic = diagnostic.at(location);
                 diagnostic.code_frame = source.code_frame(location);
             }
