@@ -191,6 +191,28 @@ describe('script semantics (sloppy unless "use strict")', () => {
     expect(await output(code)).toEqual([11, 21])
   })
 
+  it('switch inside a loop: break leaves the switch, continue the iteration', async () => {
+    const code = `
+      const seen = [];
+      for (const n of [1, 2, 3, 4]) {
+        switch (n % 2) {
+          case 0: seen.push("even " + n); break;
+          default: if (n === 3) continue; seen.push("odd " + n);
+        }
+        seen.push("after " + n);
+      }
+      seen`
+    expect(await output(code)).toEqual(['odd 1', 'after 1', 'even 2', 'after 2', 'even 4', 'after 4'])
+  })
+
+  it('generators and loops in default parameters keep their meaning', async () => {
+    const code = `
+      function* count(limit) { for (let i = 0; i < limit; i++) yield i }
+      function sum(list = [...count(4)]) { let s = 0; for (const x of list) s += x; return s }
+      [sum(), sum([10, 20]), [...count(3)]]`
+    expect(await output(code)).toEqual([6, 30, [0, 1, 2]])
+  })
+
   it('every loop kind runs (while, do-while, for-in, for-of, for await)', async () => {
     const code = `
       let n = 0;
