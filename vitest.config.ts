@@ -3,8 +3,11 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['__test__/**/*.test.ts'],
-    // Each executor owns a thread; suites run in parallel processes on a 2-core machine.
-    testTimeout: 20_000,
-    hookTimeout: 20_000,
+    // Test files run one at a time: each executor owns a thread, and the suites that check
+    // behaviour in time (parallel executors, timeouts, the event-loop probe) must not compete
+    // with other files for this machine's two cores.
+    fileParallelism: false,
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
   },
 })
