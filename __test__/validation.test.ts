@@ -173,3 +173,43 @@ describe('the loop guard cannot be bypassed (§6.4)', () => {
     await executor.cleanup()
   })
 })
+
+describe('deeply nested code never crashes the host (regression: a stack overflow in oxc)', () => {
+  // Before code_size_valid and the deep preparation stack, ~6000 nested parentheses overflowed
+  // the native stack of Node's thread inside validateCode and killed the process.
+  const patterns: Array<[string, (n: number) => string]> = [
+    ['parentheses', (n) => '('.repeat(n) + '1' + ')'.repeat(n)],
+    ['blocks', (n) => '{'.repeat(n) + '}'.repeat(n)],
+    ['arrays', (n) => '['.repeat(n) + ']'.repeat(n)],
+    ['unary operators', (n) => '!'.repeat(n) + '1'],
+    ['member chains', (n) => 'a' + '.b'.repeat(n)],
+    ['arrow chains', (n) => 'x' + '=>x'.repeat(n)],
+    ['nested templates', (n) => '`${'.repeat(n) + '1' + '}`'.repeat(n)],
+    ['else-if chains', (n) => 'if (a) {}' + ' else if (a) {}'.repeat(n)],
+  ]
+  for (const [name, make] of patterns) {
+    it(`${name} as deep as the size limit allows: a structured outcome`, async () => {
+      const unit = make(1).length - make(0).length
+      const code = make(Math.floor((128 * 1024 - make(0).length) / unit))
+      expect(code.length).toBeLessThanOrEqual(128 * 1024)
+      expect(Array.isArray(validateCode(code))).toBe(true)
+      const executor = await SESExecutor.create()
+      const outcome = await executor.run(code).then(
+        () => 'ran',
+        (error) => error.code,
+      )
+      expect(['ran', 'ERR_RUNTIME_EXCEPTION', 'ERR_VALIDATION_FAILED', 'ERR_MAX_OPS_EXCEEDED']).toContain(outcome)
+      await executor.cleanup()
+    })
+  }
+
+  it('code_size_valid: code over 128 KiB is refused before parsing', async () => {
+    const code = 'x;'.repeat(70_000)
+    expect(rules(code)).toEqual(['ERROR code_size_valid'])
+    const executor = await SESExecutor.create()
+    const error = await rejectionOf(executor.run(code))
+    expect(error.code).toBe('ERR_VALIDATION_FAILED')
+    expect(error.message).toContain('code_size_valid: Code is 140000 bytes')
+    await executor.cleanup()
+  })
+})

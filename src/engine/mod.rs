@@ -154,6 +154,9 @@ pub enum EngineError {
 }
 
 /// A message to the engine thread.
+/// The engine thread's stack beyond QuickJS's own budget, which oxc uses while preparing code.
+const PROGRAM_STACK_BYTES: usize = 32 * 1024 * 1024;
+
 enum Command {
     Run(RunRequest, oneshot::Sender<RunReport>),
     DefineTools(Vec<String>, oneshot::Sender<Result<(), EngineError>>),
@@ -185,9 +188,10 @@ impl Engine {
         let shutdown = Arc::new(AtomicBool::new(false));
         let thread_shutdown = Arc::clone(&shutdown);
         let replies = commands.clone();
-        // The thread's own stack must stay well above QuickJS's limit (TOOLCHAIN-NOTES), and
-        // also carries oxc's recursive descent over deeply nested user code.
-        let stack_size = config.max_stack_bytes.saturating_add(8 * 1024 * 1024);
+        // The thread's own stack must stay well above QuickJS's limit (TOOLCHAIN-NOTES); the
+        // rest carries oxc's recursion over the code of typical runs (larger code is prepared
+        // on a deeper stack: `program::prepare_safely`). Only touched pages cost memory.
+        let stack_size = config.max_stack_bytes.saturating_add(PROGRAM_STACK_BYTES);
         let thread = std::thread::Builder::new()
             .name("ses-executor".into())
             .stack_size(stack_size)

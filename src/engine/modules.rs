@@ -2,7 +2,7 @@
 //! `authorizedImports` that the host registered (`ExecutorOptions.modules`), checked again here
 //! at run time whatever validation saw (a computed `import(name)` under `"*"` included).
 //!
-//! A source module is evaluated inside the sandbox with loop guards (`program::prepare_module`).
+//! A source module is evaluated inside the sandbox with loop guards (`program::prepare_module_safely`).
 //! An object module is a small generated module over `__smol_module(name)`, a hidden native
 //! that builds the exports: copies of the data, and functions that call the host like tools.
 
@@ -18,8 +18,9 @@ use rquickjs::{Ctx, Exception, Function, Module, Object, Result, Value as JsValu
 use super::bridge::Bridge;
 use super::convert::from_value;
 use super::state::RunState;
+use super::PROGRAM_STACK_BYTES;
 use crate::modules::{bridged_name, is_authorized, not_allowed_message, ModuleExport, ModuleSpec};
-use crate::program::prepare_module;
+use crate::program::prepare_module_safely;
 
 /// The name of the error a refused import throws; the engine reports it as
 /// `ERR_IMPORT_NOT_ALLOWED` when user code does not catch it.
@@ -83,14 +84,16 @@ impl Loader for SandboxLoader {
         _attributes: Option<ImportAttributes<'js>>,
     ) -> Result<Module<'js, Declared>> {
         let source = match self.0.allowed(ctx, name)? {
-            ModuleSpec::Source(code) => prepare_module(code).map_err(|diagnostics| {
-                let listing: Vec<String> = diagnostics.iter().map(|d| d.summary()).collect();
-                throw(
-                    ctx,
-                    "SyntaxError",
-                    &format!("module '{name}' cannot be loaded: {}", listing.join("; ")),
-                )
-            })?,
+            ModuleSpec::Source(code) => {
+                prepare_module_safely(code, PROGRAM_STACK_BYTES).map_err(|diagnostics| {
+                    let listing: Vec<String> = diagnostics.iter().map(|d| d.summary()).collect();
+                    throw(
+                        ctx,
+                        "SyntaxError",
+                        &format!("module '{name}' cannot be loaded: {}", listing.join("; ")),
+                    )
+                })?
+            }
             ModuleSpec::Object(exports) => object_module_source(name, exports),
         };
         Module::declare(ctx.clone(), name, source)

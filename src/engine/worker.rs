@@ -20,7 +20,9 @@ use super::host::Host;
 use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
 use super::state::{RunState, Stop};
-use super::{Command, Completion, EngineConfig, EngineError, RunReport, RunRequest};
+use super::{
+    Command, Completion, EngineConfig, EngineError, RunReport, RunRequest, PROGRAM_STACK_BYTES,
+};
 use crate::program::{self, PreparedProgram, ProgramContext, SCRIPT_NAME};
 use crate::value::Value;
 
@@ -141,7 +143,7 @@ impl Worker {
             authorized_imports: request.authorized_imports.clone(),
             tool_names: self.tools.iter().cloned().collect(),
         };
-        let program = program::prepare(&request.code, &context);
+        let program = program::prepare_safely(&request.code, &context, PROGRAM_STACK_BYTES);
         if program.is_blocked() {
             return RunReport {
                 result: Err(EngineError::Invalid(program.diagnostics)),

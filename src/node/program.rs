@@ -7,7 +7,7 @@ use napi::Env;
 use super::options::{read, read_tool_names};
 use crate::diagnostic::{self, DiagnosticSeverity};
 use crate::options::Options;
-use crate::program::{prepare, ProgramContext};
+use crate::program::{prepare_safely, ProgramContext};
 
 /// A 1-based position in the original code.
 #[napi(object, object_from_js = false)]
@@ -80,7 +80,8 @@ pub fn prepare_program(env: Env, code: String, options: Option<Unknown>) -> Prep
         Ok(names) => context.tool_names = names,
         Err(problem) => diagnostics.push(problem),
     }
-    let prepared = prepare(&code, &context);
+    // Node's thread gets no assumption about its stack: any code is prepared on a deep one.
+    let prepared = prepare_safely(&code, &context, 0);
     diagnostics.extend(prepared.diagnostics.iter().cloned());
     let blocked = diagnostics
         .iter()

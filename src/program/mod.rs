@@ -2,6 +2,7 @@
 //! global script out. It uses oxc only and knows nothing of QuickJS; the engine installs the
 //! internal bindings named here.
 
+mod deep_stack;
 mod module;
 mod parse;
 pub mod positions;
@@ -64,6 +65,34 @@ impl PreparedProgram {
     }
 }
 
+/// [`prepare`] from a thread whose stack is `stack_bytes`: code longer than that stack safely
+/// holds is prepared on a thread with a deep stack (see `deep_stack`), so no input can
+/// overflow the caller's.
+pub fn prepare_safely(code: &str, context: &ProgramContext, stack_bytes: usize) -> PreparedProgram {
+    deep_stack::run(
+        code.len(),
+        deep_stack::inline_limit(stack_bytes),
+        || prepare(code, context),
+        |why| PreparedProgram {
+            original_code: code.to_owned(),
+            transformed_code: String::new(),
+            diagnostics: vec![Diagnostic::error(rules::code_size_valid::RULE, why)],
+            positions: PositionMap::default(),
+            source: SourceText::new(code),
+        },
+    )
+}
+
+/// [`prepare_module`] from a thread whose stack is `stack_bytes` (see [`prepare_safely`]).
+pub fn prepare_module_safely(source: &str, stack_bytes: usize) -> Result<String, Vec<Diagnostic>> {
+    deep_stack::run(
+        source.len(),
+        deep_stack::inline_limit(stack_bytes),
+        || prepare_module(source),
+        |why| Err(vec![Diagnostic::error(rules::code_size_valid::RULE, why)]),
+    )
+}
+
 /// Validates and rewrites `code`. Never fails: problems come back as diagnostics, all of them,
 /// and only an `ERROR` among them leaves the program untransformed.
 pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
@@ -75,8 +104,10 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
         positions: PositionMap::default(),
         source: source.clone(),
     };
-    if let Some(empty) = rules::code_non_empty::check(code) {
-        return blocked(vec![empty]);
+    if let Some(refused) =
+        rules::code_non_empty::check(code).or_else(|| rules::code_size_valid::check(code))
+    {
+        return blocked(vec![refused]);
     }
 
     let allocator = Allocator::default();

@@ -3,6 +3,7 @@
 //! `log_budget_too_small`) are called by `crate::options`, which owns the option values.
 
 pub mod code_non_empty;
+pub mod code_size_valid;
 pub mod forbidden_global_access;
 pub mod import_allowed;
 pub mod log_budget_too_small;
