@@ -186,6 +186,9 @@ describe('deeply nested code never crashes the host (regression: a stack overflo
     ['arrow chains', (n) => 'x' + '=>x'.repeat(n)],
     ['nested templates', (n) => '`${'.repeat(n) + '1' + '}`'.repeat(n)],
     ['else-if chains', (n) => 'if (a) {}' + ' else if (a) {}'.repeat(n)],
+    ['brace-less if chains', (n) => 'if (a)'.repeat(n) + '1'],
+    ['brace-less loops', (n) => 'for (;;)'.repeat(n) + ';'],
+    ['nested classes', (n) => 'class A { m() {'.repeat(n) + '} }'.repeat(n)],
   ]
   for (const [name, make] of patterns) {
     it(`${name} as deep as the size limit allows: a structured outcome`, async () => {
@@ -202,6 +205,20 @@ describe('deeply nested code never crashes the host (regression: a stack overflo
       await executor.cleanup()
     })
   }
+
+  it('an error on every character reports a bounded list with windowed code frames', () => {
+    // Regression: 65 000 nested duplicate labels gave 65 000 errors, each with a frame of the
+    // whole 128 KiB line, and exhausted memory.
+    const diagnostics = validateCode('a:'.repeat(65_000) + ';')
+    expect(diagnostics).toHaveLength(20)
+    for (const diagnostic of diagnostics) expect(diagnostic.codeFrame!.length).toBeLessThan(300)
+  })
+
+  it('a repeated finding is reported a bounded number of times', () => {
+    const diagnostics = validateCode('process;'.repeat(16_000))
+    expect(diagnostics).toHaveLength(100)
+    expect(diagnostics[99].location).toEqual({ line: 1, column: 793 })
+  })
 
   it('code_size_valid: code over 128 KiB is refused before parsing', async () => {
     const code = 'x;'.repeat(70_000)

@@ -13,6 +13,9 @@ pub mod source;
 use std::path::PathBuf;
 
 use oxc_allocator::Allocator;
+use oxc_ast::ast::Program;
+use oxc_ast::AstKind;
+use oxc_ast_visit::Visit;
 use oxc_codegen::{Codegen, CodegenOptions};
 
 use crate::diagnostic::Diagnostic;
@@ -127,6 +130,10 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
             diagnostics.extend(rules::import_allowed::check(&user, context));
             diagnostics.extend(rules::tool_name_shadowing::check(&user, context));
             diagnostics.extend(rules::forbidden_global_access::check(&user, context));
+            // Code made of one repeated mistake would otherwise report without bound; errors
+            // sort first so that truncation never hides what blocks the run.
+            diagnostics.sort_by_key(|diagnostic| diagnostic.severity);
+            diagnostics.truncate(MAX_DIAGNOSTICS);
             diagnostics
         }
         None => Vec::new(),
@@ -139,6 +146,7 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
     let generated = Codegen::new()
         .with_options(CodegenOptions {
             source_map_path: Some(PathBuf::from(SCRIPT_NAME)),
+            indent_width: indent_width(&program),
             ..CodegenOptions::default()
         })
         .build(&program);
@@ -154,6 +162,39 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
         positions,
         source,
     }
+}
+
+/// At most this many rule findings are reported for one program.
+const MAX_DIAGNOSTICS: usize = 100;
+
+/// Programs whose syntax tree is deeper than this print without indentation.
+const MAX_INDENTED_DEPTH: usize = 256;
+
+/// The indentation of the transformed code: one tab per level, which keeps it readable, except
+/// for pathologically deep programs. Indenting each line by its depth makes the output grow
+/// with the square of the depth (gigabytes, and seconds of codegen, for 65 000 nested blocks or
+/// `if`s); without indentation it stays linear.
+fn indent_width(program: &Program) -> usize {
+    /// Measures the deepest nesting of the tree (runs on the same deep stack as the rest).
+    struct Depth {
+        current: usize,
+        deepest: usize,
+    }
+    impl<'a> Visit<'a> for Depth {
+        fn enter_node(&mut self, _kind: AstKind<'a>) {
+            self.current += 1;
+            self.deepest = self.deepest.max(self.current);
+        }
+        fn leave_node(&mut self, _kind: AstKind<'a>) {
+            self.current -= 1;
+        }
+    }
+    let mut depth = Depth {
+        current: 0,
+        deepest: 0,
+    };
+    depth.visit_program(program);
+    usize::from(depth.deepest <= MAX_INDENTED_DEPTH)
 }
 
 #[cfg(test)]

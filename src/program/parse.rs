@@ -27,6 +27,9 @@ pub(super) const PREFIX: &str = "async function __smol_main() {\n";
 /// Closes the wrapper on a line of its own, so a trailing `// comment` cannot swallow it.
 pub(super) const SUFFIX: &str = "\n}";
 
+/// At most this many syntax errors are reported.
+const MAX_SYNTAX_ERRORS: usize = 20;
+
 /// The rule id of every problem found here.
 const RULE: &str = "syntax_valid";
 
@@ -132,8 +135,11 @@ pub(super) fn syntax_errors(
     source: &SourceText,
     offset: usize,
 ) -> Vec<Diagnostic> {
+    // A pathological input can have a syntax error per character: the first ones are what the
+    // model can act on, and building every frame would cost memory without bound.
     errors
         .iter()
+        .take(MAX_SYNTAX_ERRORS)
         .map(|error| {
             let mut diagnostic = Diagnostic::error(RULE, error.message.to_string());
             let primary = error

@@ -10,6 +10,9 @@ pub struct SourceText {
     text: String,
     /// Byte offset of the first character of each line.
     line_starts: Vec<usize>,
+    /// Whether each line is ASCII, where a column is a byte count (no UTF-16 counting needed:
+    /// locating many findings on one long line must not cost the square of its length).
+    ascii_lines: Vec<bool>,
 }
 
 impl SourceText {
@@ -32,9 +35,18 @@ impl SourceText {
                 _ => {}
             }
         }
+        let ascii_lines = line_starts
+            .iter()
+            .enumerate()
+            .map(|(index, &start)| {
+                let end = line_starts.get(index + 1).copied().unwrap_or(text.len());
+                text[start..end].is_ascii()
+            })
+            .collect();
         Self {
             text: text.to_owned(),
             line_starts,
+            ascii_lines,
         }
     }
 
@@ -46,7 +58,11 @@ impl SourceText {
         }
         let line_index = self.line_starts.partition_point(|&start| start <= offset) - 1;
         let line_start = self.line_starts[line_index];
-        let column = self.text[line_start..offset].encode_utf16().count();
+        let column = if self.ascii_lines.get(line_index).copied().unwrap_or(false) {
+            offset - line_start
+        } else {
+            self.text[line_start..offset].encode_utf16().count()
+        };
         Location {
             line: to_u32(line_index + 1),
             column: to_u32(column + 1),
@@ -74,18 +90,38 @@ impl SourceText {
     pub fn code_frame(&self, location: Location) -> Option<String> {
         let line = self.line(location.line)?;
         let gutter = location.line.to_string();
-        // The caret is placed by UTF-16 column; characters outside the BMP count twice there but
-        // print once, which is close enough for a pointer.
-        let before: String = line
+        // Characters of the line with their UTF-16 columns; the caret is placed by column
+        // (characters outside the BMP count twice there but print once: close enough).
+        let columns: Vec<(usize, char)> = line
             .chars()
-            .scan(0usize, |units, ch| {
-                let at = *units;
-                *units += ch.len_utf16();
-                (at + 1 < location.column as usize).then_some(if ch == '\t' { '\t' } else { ' ' })
+            .scan(1usize, |column, ch| {
+                let at = *column;
+                *column += ch.len_utf16();
+                Some((at, ch))
             })
             .collect();
+        // A long line (minified code, one-line data) shows a window around the column, so a
+        // frame stays readable and small however long the line is.
+        let target = columns
+            .iter()
+            .position(|&(column, _)| column >= location.column as usize)
+            .unwrap_or(columns.len());
+        let start = target.saturating_sub(FRAME_CONTEXT);
+        let end = (target + FRAME_CONTEXT).min(columns.len());
+        let shown: String = columns[start..end].iter().map(|&(_, ch)| ch).collect();
+        let (open, close) = (
+            if start > 0 { "…" } else { "" },
+            if end < columns.len() { "…" } else { "" },
+        );
+        let before: String = std::iter::repeat_n(' ', open.chars().count())
+            .chain(
+                columns[start..target]
+                    .iter()
+                    .map(|&(_, ch)| if ch == '\t' { '\t' } else { ' ' }),
+            )
+            .collect();
         Some(format!(
-            "{gutter} | {line}\n{blank} | {before}^",
+            "{gutter} | {open}{shown}{close}\n{blank} | {before}^",
             blank = " ".repeat(gutter.len())
         ))
     }
@@ -95,6 +131,9 @@ impl SourceText {
         &self.text
     }
 }
+
+/// Characters shown on each side of the column in a code frame.
+const FRAME_CONTEXT: usize = 60;
 
 fn to_u32(value: usize) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
@@ -131,6 +170,21 @@ mod tests {
         let source = SourceText::new("é");
         assert_eq!(source.location(1), Location { line: 1, column: 1 });
         assert_eq!(source.location(99), Location { line: 1, column: 2 });
+    }
+
+    #[test]
+    fn code_frame_of_a_long_line_is_a_window_around_the_column() {
+        let line = format!("{}bad{}", "a".repeat(500), "b".repeat(500));
+        let source = SourceText::new(&line);
+        let frame = source
+            .code_frame(Location {
+                line: 1,
+                column: 501,
+            })
+            .unwrap();
+        let expected_line = format!("1 | …{}bad{}…", "a".repeat(60), "b".repeat(57));
+        let expected_caret = format!("  | {}^", " ".repeat(61));
+        assert_eq!(frame, format!("{expected_line}\n{expected_caret}"));
     }
 
     #[test]
