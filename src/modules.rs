@@ -29,22 +29,38 @@ pub fn bridged_name(module: &str, export: &str) -> String {
     format!("{module}#{export}")
 }
 
+/// The entry of `authorizedImports` that allows every module the host registered.
+pub const ANY_MODULE: &str = "*";
+
 /// Whether `name` may be imported under `authorized` (§5.3: exact match, or `"*"` for any
-/// registered module).
+/// registered module). Validation and the module loader both decide with this.
 pub fn is_authorized(authorized: &[String], name: &str) -> bool {
     authorized
         .iter()
-        .any(|allowed| allowed == "*" || allowed == name)
+        .any(|allowed| allowed == ANY_MODULE || allowed == name)
 }
 
-/// `Import not allowed: 'fs'. Allowed: x-ok, y` — the message the model acts on.
-pub fn not_allowed_message(authorized: &[String], name: &str) -> String {
-    let allowed = if authorized.is_empty() {
-        "none".to_owned()
+/// Whether `authorized` allows any module, computed names included.
+pub fn allows_any(authorized: &[String]) -> bool {
+    authorized.iter().any(|allowed| allowed == ANY_MODULE)
+}
+
+/// `authorizedImports` as messages list it: `a, b`, or `none`.
+pub fn allowed_list(authorized: &[String]) -> String {
+    if authorized.is_empty() {
+        "none".into()
     } else {
         authorized.join(", ")
-    };
-    format!("Import not allowed: '{name}'. Allowed: {allowed}")
+    }
+}
+
+/// `Import not allowed: 'fs'. Allowed: x-ok, y` — the message the model acts on, from the
+/// validator and the module loader alike.
+pub fn not_allowed_message(authorized: &[String], name: &str) -> String {
+    format!(
+        "Import not allowed: '{name}'. Allowed: {}",
+        allowed_list(authorized)
+    )
 }
 
 #[cfg(test)]

@@ -2,16 +2,11 @@
 //! accepted), checked for reserved names, and given loop guards like agent code, so that code a
 //! module runs cannot escape `maxOperations` either.
 
-use std::path::Path;
-
 use oxc_allocator::Allocator;
 use oxc_codegen::Codegen;
-use oxc_parser::Parser;
-use oxc_semantic::SemanticBuilder;
-use oxc_span::SourceType;
-use oxc_transformer::{TransformOptions, Transformer};
+use oxc_parser::ParseOptions;
 
-use super::parse::syntax_errors;
+use super::parse::{analyse, parse_source, Goal};
 use super::rewrite::guard_module;
 use super::rules::reserved_identifier;
 use super::source::SourceText;
@@ -21,33 +16,15 @@ use crate::diagnostic::Diagnostic;
 pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
     let text = SourceText::new(source);
     let allocator = Allocator::default();
-    let javascript = Parser::new(&allocator, source, SourceType::mjs()).parse();
-    let (mut program, typescript) = if javascript.diagnostics.is_empty() && !javascript.panicked {
-        (javascript.program, false)
-    } else {
-        let typescript = Parser::new(&allocator, source, SourceType::ts()).parse();
-        if !typescript.diagnostics.is_empty() || typescript.panicked {
-            return Err(syntax_errors(&javascript.diagnostics, &text, 0));
-        }
-        (typescript.program, true)
-    };
-    let semantic = SemanticBuilder::new()
-        .with_check_syntax_error(true)
-        .build(&program);
-    if !semantic.diagnostics.is_empty() {
-        return Err(syntax_errors(&semantic.diagnostics, &text, 0));
-    }
-    if typescript {
-        let stripped = Transformer::new(
-            &allocator,
-            Path::new("module.ts"),
-            &TransformOptions::default(),
-        )
-        .build_with_scoping(semantic.semantic.into_scoping(), &mut program);
-        if !stripped.diagnostics.is_empty() {
-            return Err(syntax_errors(&stripped.diagnostics, &text, 0));
-        }
-    }
+    let (mut program, typescript) = parse_source(
+        &allocator,
+        source,
+        Goal::Module,
+        ParseOptions::default(),
+        &text,
+        0,
+    )?;
+    analyse(&allocator, &mut program, typescript, &text, 0)?;
     let reserved = reserved_identifier::check(&program.body, &text, 0);
     if !reserved.is_empty() {
         return Err(reserved);

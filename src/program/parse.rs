@@ -54,53 +54,93 @@ pub(super) fn parse<'a>(
         preserve_parens: false,
         ..ParseOptions::default()
     };
-    let javascript = Parser::new(allocator, wrapped, SourceType::script())
+    let (mut program, typescript) = parse_source(
+        allocator,
+        wrapped,
+        Goal::Script,
+        options,
+        source,
+        PREFIX.len(),
+    )?;
+    check_wrapper_intact(&program, source)?;
+    let scoping = analyse(allocator, &mut program, typescript, source, PREFIX.len())?;
+    Ok((program, scoping))
+}
+
+/// The grammar code is parsed with.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Goal {
+    Script,
+    Module,
+}
+
+/// Parses `text` as JavaScript, else as TypeScript, in `goal`; the flag says which parsed. On
+/// failure, the JavaScript parser's errors (the model writes JavaScript) at the user's
+/// positions: `offset` is how far `text` starts before the user's code.
+pub(super) fn parse_source<'a>(
+    allocator: &'a Allocator,
+    text: &'a str,
+    goal: Goal,
+    options: ParseOptions,
+    source: &SourceText,
+    offset: usize,
+) -> Result<(Program<'a>, bool), Vec<Diagnostic>> {
+    let (javascript, typescript) = match goal {
+        Goal::Script => (SourceType::script(), SourceType::ts().with_script(true)),
+        Goal::Module => (SourceType::mjs(), SourceType::ts()),
+    };
+    let parsed = Parser::new(allocator, text, javascript)
         .with_options(options)
         .parse();
-    let (mut program, typescript) = if javascript.diagnostics.is_empty() && !javascript.panicked {
-        (javascript.program, false)
-    } else {
-        let typescript = Parser::new(allocator, wrapped, SourceType::ts().with_script(true))
-            .with_options(options)
-            .parse();
-        if !typescript.diagnostics.is_empty() || typescript.panicked {
-            // The model writes JavaScript: report what a JS parser says.
-            return Err(syntax_errors(&javascript.diagnostics, source, PREFIX.len()));
-        }
-        (typescript.program, true)
-    };
+    if parsed.diagnostics.is_empty() && !parsed.panicked {
+        return Ok((parsed.program, false));
+    }
+    let as_typescript = Parser::new(allocator, text, typescript)
+        .with_options(options)
+        .parse();
+    if as_typescript.diagnostics.is_empty() && !as_typescript.panicked {
+        return Ok((as_typescript.program, true));
+    }
+    Err(syntax_errors(&parsed.diagnostics, source, offset))
+}
 
-    check_wrapper_intact(&program, source)?;
-
+/// Reports early errors (semantic analysis) and strips TypeScript; returns the scoping of the
+/// program as it will run.
+pub(super) fn analyse<'a>(
+    allocator: &'a Allocator,
+    program: &mut Program<'a>,
+    typescript: bool,
+    source: &SourceText,
+    offset: usize,
+) -> Result<Scoping, Vec<Diagnostic>> {
     // The transformer lowers `enum`s from member values that semantic analysis computes only
     // when asked; without them string members get wrong reverse mappings (oxc#21667).
     let semantic = SemanticBuilder::new()
         .with_check_syntax_error(true)
         .with_enum_eval(typescript)
-        .build(&program);
+        .build(program);
     if !semantic.diagnostics.is_empty() {
-        return Err(syntax_errors(&semantic.diagnostics, source, PREFIX.len()));
+        return Err(syntax_errors(&semantic.diagnostics, source, offset));
     }
     let scoping = semantic.semantic.into_scoping();
     if !typescript {
-        return Ok((program, scoping));
+        return Ok(scoping);
     }
     let stripped = Transformer::new(
         allocator,
         Path::new("agent.ts"),
         &TransformOptions::default(),
     )
-    .build_with_scoping(scoping, &mut program);
+    .build_with_scoping(scoping, program);
     if !stripped.diagnostics.is_empty() {
-        return Err(syntax_errors(&stripped.diagnostics, source, PREFIX.len()));
+        return Err(syntax_errors(&stripped.diagnostics, source, offset));
     }
     // Analysed afresh rather than trusting the transformer's bookkeeping: the rules must see
     // exactly the references that will run, and none that lived only in type annotations.
-    let scoping = SemanticBuilder::new()
-        .build(&program)
+    Ok(SemanticBuilder::new()
+        .build(program)
         .semantic
-        .into_scoping();
-    Ok((program, scoping))
+        .into_scoping())
 }
 
 /// An unmatched `}` in the user's code closes the wrapper early and leaves the rest of the code

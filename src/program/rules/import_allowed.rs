@@ -8,32 +8,14 @@ use oxc_span::GetSpan;
 
 use super::Code;
 use crate::diagnostic::Diagnostic;
+use crate::modules::{allowed_list, allows_any, is_authorized, not_allowed_message};
 use crate::program::ProgramContext;
 
 /// The rule id.
 pub const RULE: &str = "import_allowed";
 
-/// The entry of `authorizedImports` that allows every module the host registered.
-pub const ANY_MODULE: &str = "*";
-
 /// Longest specifier text quoted in a message; model-written expressions can be long.
 const MAX_QUOTED_CHARS: usize = 40;
-
-/// Whether `authorized` lets code import `name`.
-pub fn is_authorized(name: &str, authorized: &[String]) -> bool {
-    authorized
-        .iter()
-        .any(|entry| entry == name || entry == ANY_MODULE)
-}
-
-/// `authorizedImports` as messages list it: `a, b`, or `none`.
-pub fn allowed_list(authorized: &[String]) -> String {
-    if authorized.is_empty() {
-        "none".into()
-    } else {
-        authorized.join(", ")
-    }
-}
 
 /// Reports every `import(…)` of `code` that `context.authorized_imports` does not allow.
 pub fn check(code: &Code, context: &ProgramContext) -> Vec<Diagnostic> {
@@ -58,20 +40,16 @@ impl<'a> Visit<'a> for Finder<'_, '_, 'a> {
         walk::walk_import_expression(self, it);
         let allowed = allowed_list(self.authorized);
         let diagnostic = match literal(&it.source) {
-            Some(name) if is_authorized(name, self.authorized) => return,
+            Some(name) if is_authorized(self.authorized, name) => return,
             Some(name) => {
                 let fix = if self.authorized.is_empty() {
                     format!("No module is authorized: remove the import of '{name}' and use the tools you were given.")
                 } else {
                     format!("Import one of the authorized modules ({allowed}) instead of '{name}'.")
                 };
-                Diagnostic::error(
-                    RULE,
-                    format!("Import not allowed: '{name}'. Allowed: {allowed}"),
-                )
-                .with_fix(fix)
+                Diagnostic::error(RULE, not_allowed_message(self.authorized, name)).with_fix(fix)
             }
-            None if self.authorized.iter().any(|entry| entry == ANY_MODULE) => return,
+            None if allows_any(self.authorized) => return,
             None => {
                 let specifier = self
                     .code

@@ -7,11 +7,12 @@
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{ImportDeclaration, ImportDeclarationSpecifier, ModuleDeclaration, Program};
-use oxc_parser::{ParseOptions, Parser};
-use oxc_span::{GetSpan, SourceType};
+use oxc_parser::ParseOptions;
+use oxc_span::GetSpan;
 
-use super::import_allowed::{allowed_list, is_authorized};
 use crate::diagnostic::Diagnostic;
+use crate::modules::{allowed_list, is_authorized};
+use crate::program::parse::{parse_source, Goal};
 use crate::program::source::SourceText;
 use crate::program::ProgramContext;
 
@@ -28,15 +29,8 @@ pub fn check(code: &str, source: &SourceText, context: &ProgramContext) -> Optio
         allow_return_outside_function: true,
         ..ParseOptions::default()
     };
-    let module = [SourceType::mjs(), SourceType::ts()]
-        .into_iter()
-        .map(|source_type| {
-            Parser::new(&allocator, code, source_type)
-                .with_options(options)
-                .parse()
-        })
-        .find(|parsed| parsed.diagnostics.is_empty() && !parsed.panicked)?;
-    let found = report(&module.program, source, context);
+    let (module, _) = parse_source(&allocator, code, Goal::Module, options, source, 0).ok()?;
+    let found = report(&module, source, context);
     (!found.is_empty()).then_some(found)
 }
 
@@ -76,7 +70,7 @@ fn import_fix(import: &ImportDeclaration, context: &ProgramContext) -> String {
         return "Remove this type-only import: leave the annotation out or declare the type in the code.".into();
     }
     let replacement = dynamic_import(import);
-    if is_authorized(name, &context.authorized_imports) {
+    if is_authorized(&context.authorized_imports, name) {
         format!("Write `{replacement}` instead.")
     } else {
         format!(
