@@ -7,10 +7,13 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
-use rquickjs::{Ctx, Exception, Function, Object, Persistent, Value as JsValue};
+use std::rc::Rc;
+
+use rquickjs::function::Rest;
+use rquickjs::{Ctx, Function, Object, Persistent, Value as JsValue};
 
 use super::convert::{from_value, to_value, Uncopyable};
-use super::globals::throw_stop;
+use super::globals::{named_error, throw_stop};
 use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult};
 use super::state::{RunState, Stop};
 use super::Command;
@@ -148,6 +151,25 @@ impl Bridge {
                 Waited::Answer(..) => {}
             }
         }
+    }
+
+    /// The sandbox function that calls host tool `tool` (a tool, or a function of an object
+    /// module), named `name`.
+    pub(super) fn tool_function<'js>(
+        ctx: &Ctx<'js>,
+        bridge: &Rc<Bridge>,
+        state: &Rc<RunState>,
+        tool: String,
+        name: &str,
+    ) -> rquickjs::Result<Function<'js>> {
+        let (bridge, state) = (Rc::clone(bridge), Rc::clone(state));
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, args: Rest<JsValue<'js>>| -> rquickjs::Result<JsValue<'js>> {
+                bridge.call(&ctx, &state, &tool, &args.0)
+            },
+        )?
+        .with_name(name)
     }
 
     /// Settles one promise handed out by a pending call, waiting for the host if none has
@@ -307,8 +329,7 @@ impl Bridge {
         tool: &str,
         failure: ToolFailure,
     ) -> rquickjs::Result<Object<'js>> {
-        let error = Exception::from_message(ctx.clone(), &failure.message)?.into_object();
-        error.set("name", failure.name.as_str())?;
+        let error = named_error(ctx, &failure.name, &failure.message)?;
         self.tool_errors.borrow_mut().push((
             Persistent::save(ctx, error.clone()),
             tool.to_owned(),

@@ -5,12 +5,12 @@
 use std::collections::HashSet;
 use std::rc::Rc;
 
-use rquickjs::function::Rest;
 use rquickjs::object::Property;
-use rquickjs::{Ctx, Function, Object, Value as JsValue};
+use rquickjs::Ctx;
 
 use super::bridge::Bridge;
 use super::convert::from_value;
+use super::globals::define_hardened;
 use super::state::RunState;
 use crate::value::Value;
 
@@ -24,31 +24,12 @@ pub(super) fn define_tools<'js>(
     bridge: &Rc<Bridge>,
     state: &Rc<RunState>,
 ) -> Result<(), String> {
-    let freeze: Function = ctx
-        .globals()
-        .get::<_, Object>("Object")
-        .and_then(|object| object.get("freeze"))
-        .map_err(|error| error.to_string())?;
     for name in names {
         if installed.contains(name) {
             continue;
         }
-        let tool = name.clone();
-        let tool_bridge = Rc::clone(bridge);
-        let tool_state = Rc::clone(state);
-        let function = Function::new(
-            ctx.clone(),
-            move |ctx: Ctx<'js>, args: Rest<JsValue<'js>>| -> rquickjs::Result<JsValue<'js>> {
-                tool_bridge.call(&ctx, &tool_state, &tool, &args.0)
-            },
-        )
-        .and_then(|function| function.with_name(name))
-        .map_err(|error| error.to_string())?;
-        freeze
-            .call::<_, JsValue>((function.clone(),))
-            .map_err(|error| error.to_string())?;
-        ctx.globals()
-            .prop(name.as_str(), Property::from(function).enumerable())
+        Bridge::tool_function(ctx, bridge, state, name.clone(), name)
+            .and_then(|function| define_hardened(ctx, name, function.into_value(), true))
             .map_err(|_| {
                 ctx.catch();
                 format!("cannot install tool '{name}': the sandbox already has a global of that name that cannot be replaced")

@@ -20,11 +20,7 @@ use crate::value::Value;
 
 /// Installs every binding in `ctx`'s global object.
 pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
-    let freeze: Function = ctx.globals().get::<_, Object>("Object")?.get("freeze")?;
-    let define = |name: &str, value: JsValue<'js>| -> Result<()> {
-        freeze.call::<_, JsValue>((value.clone(),))?;
-        ctx.globals().prop(name, Property::from(value))
-    };
+    let define = |name: &str, value: JsValue<'js>| define_hardened(ctx, name, value, false);
 
     let guard_state = Rc::clone(state);
     let guard = Function::new(ctx.clone(), move |ctx: Ctx<'js>| -> Result<()> {
@@ -92,10 +88,44 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
             },
         )?
         .with_name(level.as_str())?;
-        freeze.call::<_, JsValue>((method.clone(),))?;
+        harden(ctx, method.as_value())?;
         console.prop(level.as_str(), Property::from(method).enumerable())?;
     }
     define("console", console.into_value())
+}
+
+/// Freezes `value` with QuickJS's own `Object.freeze`: the global one may have been replaced by
+/// sandbox code by the time tools are installed.
+pub(super) fn harden<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Result<()> {
+    // SAFETY: `value` is a live value of this context; the call freezes it or fails.
+    if unsafe { qjs::JS_FreezeObject(ctx.as_raw().as_ptr(), value.as_raw()) } < 0 {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(())
+}
+
+/// Installs `value`, hardened, as a non-writable, non-configurable global (§5.2, §9.2).
+pub(super) fn define_hardened<'js>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    value: JsValue<'js>,
+    enumerable: bool,
+) -> Result<()> {
+    harden(ctx, &value)?;
+    let property = Property::from(value);
+    let property = if enumerable {
+        property.enumerable()
+    } else {
+        property
+    };
+    ctx.globals().prop(name, property)
+}
+
+/// An `Error` named `name` (a sandbox-facing error of the executor's own).
+pub(super) fn named_error<'js>(ctx: &Ctx<'js>, name: &str, message: &str) -> Result<Object<'js>> {
+    let error = Exception::from_message(ctx.clone(), message)?.into_object();
+    error.set("name", name)?;
+    Ok(error)
 }
 
 /// Copies an output or a final answer; Describe mode never fails, but stays total if it did.

@@ -8,7 +8,9 @@
 
 use rquickjs::function::Rest;
 use rquickjs::object::Property;
-use rquickjs::{Ctx, Exception, Function, Object, Result, Value};
+use rquickjs::{Ctx, Function, Object, Result, Value};
+
+use super::globals::named_error;
 
 /// What the model sees when it tries.
 pub const UNAVAILABLE: &str =
@@ -60,8 +62,7 @@ fn stub<'js>(ctx: &Ctx<'js>, name: &str) -> Result<Function<'js>> {
     Function::new(
         ctx.clone(),
         |ctx: Ctx<'js>, _args: Rest<Value<'js>>| -> Result<()> {
-            let error = Exception::from_message(ctx.clone(), UNAVAILABLE)?;
-            error.set("name", "EvalError")?;
+            let error = named_error(&ctx, "EvalError", UNAVAILABLE)?;
             Err(ctx.throw(error.into_value()))
         },
     )?

@@ -9,14 +9,13 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use rquickjs::function::Rest;
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
-use rquickjs::object::Property;
-use rquickjs::{Ctx, Exception, Function, Module, Object, Result, Value as JsValue};
+use rquickjs::{Ctx, Function, Module, Object, Result};
 
 use super::bridge::Bridge;
 use super::convert::from_value;
+use super::globals::{define_hardened, named_error};
 use super::state::RunState;
 use super::PROGRAM_STACK_BYTES;
 use crate::modules::{bridged_name, is_authorized, not_allowed_message, ModuleExport, ModuleSpec};
@@ -200,16 +199,7 @@ pub(super) fn install_hook<'js>(
                     }
                     ModuleExport::Function => {
                         let tool = bridged_name(&name, export);
-                        let (bridge, state) = (Rc::clone(&bridge), Rc::clone(&state));
-                        let function = Function::new(
-                            ctx.clone(),
-                            move |ctx: Ctx<'js>,
-                                  args: Rest<JsValue<'js>>|
-                                  -> Result<JsValue<'js>> {
-                                bridge.call(&ctx, &state, &tool, &args.0)
-                            },
-                        )?
-                        .with_name(export)?;
+                        let function = Bridge::tool_function(&ctx, &bridge, &state, tool, export)?;
                         object.set(export.as_str(), function)?;
                     }
                 }
@@ -218,18 +208,13 @@ pub(super) fn install_hook<'js>(
         },
     )?
     .with_name(MODULE_HOOK)?;
-    ctx.globals().prop(MODULE_HOOK, Property::from(hook))
+    define_hardened(ctx, MODULE_HOOK, hook.into_value(), false)
 }
 
 /// Throws an error named `name` into `ctx`.
 fn throw(ctx: &Ctx<'_>, name: &str, message: &str) -> rquickjs::Error {
-    match Exception::from_message(ctx.clone(), message) {
-        Ok(error) => {
-            if let Err(error) = error.set("name", name) {
-                return error;
-            }
-            ctx.throw(error.into_value())
-        }
+    match named_error(ctx, name, message) {
+        Ok(error) => ctx.throw(error.into_value()),
         Err(error) => error,
     }
 }

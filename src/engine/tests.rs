@@ -431,3 +431,22 @@ fn the_module_hook_checks_the_policy_too() {
         EngineError::ImportNotAllowed { .. }
     ));
 }
+
+#[test]
+fn tools_sent_after_sandbox_code_replaced_object_freeze_are_still_frozen() {
+    let engine = engine_with(host(), &options());
+    output(run_on(
+        &engine,
+        "Object.freeze = (x) => x; globalThis.Object = null; 1",
+        &options(),
+    ));
+    engine
+        .define_tools(vec!["fresh".into()])
+        .blocking_recv()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        output(run_on(&engine, "Reflect.isExtensible(fresh)", &options())),
+        Value::Bool(false)
+    );
+}
