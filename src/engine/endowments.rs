@@ -2,7 +2,6 @@
 //! non-writable, non-configurable globals that call the host; variables, as ordinary writable
 //! globals holding copies.
 
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use rquickjs::object::Property;
@@ -20,7 +19,7 @@ use crate::value::Value;
 pub(super) fn define_tools<'js>(
     ctx: &Ctx<'js>,
     names: &[String],
-    installed: &mut HashSet<String>,
+    installed: &mut Vec<String>,
     bridge: &Rc<Bridge>,
     state: &Rc<RunState>,
 ) -> Result<(), String> {
@@ -34,7 +33,7 @@ pub(super) fn define_tools<'js>(
                 ctx.catch();
                 format!("cannot install tool '{name}': the sandbox already has a global of that name that cannot be replaced")
             })?;
-        installed.insert(name.clone());
+        installed.push(name.clone());
     }
     Ok(())
 }

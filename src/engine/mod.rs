@@ -60,7 +60,6 @@ pub struct RunRequest {
     pub timeout_ms: u64,
     pub log_levels: Vec<LogLevel>,
     pub max_log_bytes: usize,
-    pub authorized_imports: Vec<String>,
 }
 
 impl RunRequest {
@@ -72,7 +71,6 @@ impl RunRequest {
             timeout_ms: options.timeout_ms,
             log_levels: options.collect_console_levels.clone(),
             max_log_bytes: options.max_log_bytes,
-            authorized_imports: options.authorized_imports.clone(),
         }
     }
 }

@@ -1,6 +1,5 @@
 //! The engine thread: builds the runtime and context, then serves commands until told to stop.
 
-use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
@@ -36,7 +35,9 @@ struct Worker {
     context: Context,
     state: Rc<RunState>,
     bridge: Rc<Bridge>,
-    tools: HashSet<String>,
+    /// What validation knows besides the code: the authorized imports (fixed at start) and the
+    /// tools installed so far.
+    program_context: ProgramContext,
     /// Set once a run left the context untrustworthy (§7.6): later runs are refused.
     dirty: bool,
 }
@@ -51,6 +52,10 @@ pub(super) fn main(
 ) {
     let state = Rc::new(RunState::new(shutdown));
     let bridge = Rc::new(Bridge::new(inbox, replies, host));
+    let program_context = ProgramContext {
+        authorized_imports: config.authorized_imports.clone(),
+        tool_names: Vec::new(),
+    };
     let (runtime, context) = match build(config, &state, &bridge) {
         Ok(built) => built,
         Err(error) => {
@@ -65,7 +70,7 @@ pub(super) fn main(
         context,
         state,
         bridge,
-        tools: HashSet::new(),
+        program_context,
         dirty: false,
     };
     while let Some(command) = worker.bridge.next_command() {
@@ -119,7 +124,11 @@ fn build(
 
 impl Worker {
     fn define_tools(&mut self, names: &[String]) -> Result<(), EngineError> {
-        let (bridge, state, tools) = (&self.bridge, &self.state, &mut self.tools);
+        let (bridge, state, tools) = (
+            &self.bridge,
+            &self.state,
+            &mut self.program_context.tool_names,
+        );
         self.context
             .with(|ctx| define_tools(&ctx, names, tools, bridge, state))
             .map_err(EngineError::Endowment)
@@ -139,11 +148,8 @@ impl Worker {
                 dirty: true,
             };
         }
-        let context = ProgramContext {
-            authorized_imports: request.authorized_imports.clone(),
-            tool_names: self.tools.iter().cloned().collect(),
-        };
-        let program = program::prepare_safely(&request.code, &context, PROGRAM_STACK_BYTES);
+        let program =
+            program::prepare_safely(&request.code, &self.program_context, PROGRAM_STACK_BYTES);
         if program.is_blocked() {
             return RunReport {
                 result: Err(EngineError::Invalid(program.diagnostics)),
