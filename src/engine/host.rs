@@ -59,33 +59,15 @@ pub(super) enum ToolAnswer {
     Settled(ToolResult),
 }
 
-/// Answers one call, exactly once.
+/// The one message a reply or settlement may still send about call `id`.
 #[derive(Debug)]
-pub struct ToolReply {
+struct Answerer {
     id: u64,
     inbox: Option<mpsc::Sender<Command>>,
 }
 
-impl ToolReply {
-    pub(super) fn new(id: u64, inbox: mpsc::Sender<Command>) -> Self {
-        Self {
-            id,
-            inbox: Some(inbox),
-        }
-    }
-
-    /// The tool returned `result` synchronously.
-    pub fn returned(mut self, result: ToolResult) {
-        self.send(ToolAnswer::Returned(result));
-    }
-
-    /// The tool returned a promise; settle it later through the returned handle.
-    pub fn pending(mut self) -> ToolSettlement {
-        let inbox = self.inbox.clone();
-        self.send(ToolAnswer::Pending);
-        ToolSettlement { id: self.id, inbox }
-    }
-
+impl Answerer {
+    /// Sends `answer` unless one was sent already.
     fn send(&mut self, answer: ToolAnswer) {
         if let Some(inbox) = self.inbox.take() {
             // The engine may be gone (cleanup, timeout): a late answer is dropped harmlessly.
@@ -94,9 +76,37 @@ impl ToolReply {
     }
 }
 
+/// Answers one call, exactly once.
+#[derive(Debug)]
+pub struct ToolReply(Answerer);
+
+impl ToolReply {
+    pub(super) fn new(id: u64, inbox: mpsc::Sender<Command>) -> Self {
+        Self(Answerer {
+            id,
+            inbox: Some(inbox),
+        })
+    }
+
+    /// The tool returned `result` synchronously.
+    pub fn returned(mut self, result: ToolResult) {
+        self.0.send(ToolAnswer::Returned(result));
+    }
+
+    /// The tool returned a promise; settle it later through the returned handle.
+    pub fn pending(mut self) -> ToolSettlement {
+        let settlement = Answerer {
+            id: self.0.id,
+            inbox: self.0.inbox.clone(),
+        };
+        self.0.send(ToolAnswer::Pending);
+        ToolSettlement(settlement)
+    }
+}
+
 impl Drop for ToolReply {
     fn drop(&mut self) {
-        self.send(ToolAnswer::Returned(Err(ToolFailure::new(
+        self.0.send(ToolAnswer::Returned(Err(ToolFailure::new(
             "the host dropped the tool call without answering",
         ))));
     }
@@ -104,27 +114,18 @@ impl Drop for ToolReply {
 
 /// Settles the promise a pending call gave the sandbox, exactly once.
 #[derive(Debug)]
-pub struct ToolSettlement {
-    id: u64,
-    inbox: Option<mpsc::Sender<Command>>,
-}
+pub struct ToolSettlement(Answerer);
 
 impl ToolSettlement {
     /// The tool's promise settled with `result`.
     pub fn settle(mut self, result: ToolResult) {
-        self.send(ToolAnswer::Settled(result));
-    }
-
-    fn send(&mut self, answer: ToolAnswer) {
-        if let Some(inbox) = self.inbox.take() {
-            let _ = inbox.send(Command::Tool(self.id, answer));
-        }
+        self.0.send(ToolAnswer::Settled(result));
     }
 }
 
 impl Drop for ToolSettlement {
     fn drop(&mut self) {
-        self.send(ToolAnswer::Settled(Err(ToolFailure::new(
+        self.0.send(ToolAnswer::Settled(Err(ToolFailure::new(
             "the host dropped the tool call without settling it",
         ))));
     }
