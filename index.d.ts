@@ -16,14 +16,6 @@ export type ExecutorErrorCode =
   | "ERR_TOOL_PROXY_FAIL"
   | "ERR_CLEANUP_FAILED"
 
-/** One console call of a run (spec §3.1). */
-export interface LogEntry {
-  level: "log" | "info" | "warn" | "error"
-  message: string
-  /** ISO-8601 time of the call. */
-  ts: string
-}
-
 /**
  * Every failure of the executor (spec §8.1): thrown by the constructor, rejected by `init()`,
  * `run()` and `cleanup()`. `instanceof Error` holds.
@@ -74,8 +66,29 @@ export interface ICodeExecutor {
   cleanup(): Promise<void>
 }
 
-/** `SESExecutor implements ICodeExecutor` (declaration merging with the class below). */
-export interface SESExecutor extends ICodeExecutor {}
+/**
+ * `SESExecutor implements ICodeExecutor` (declaration merging with the class below), and is
+ * disposable: `await using executor = await SESExecutor.create()` cleans it up at the end of
+ * the block.
+ */
+export interface SESExecutor extends ICodeExecutor {
+  /** `cleanup()`, except that a `NEW` executor (nothing to release) resolves at once. */
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/**
+ * The system prompt of the JavaScript `CodeAgent` (spec §14.2), as a Handlebars template with
+ * the placeholders of smolagents-ts's template loader: `{{code_block_opening_tag}}`,
+ * `{{code_block_closing_tag}}`, `{{{tools_prompt}}}` (see `renderToolsPrompt`),
+ * `{{authorized_imports}}` and the `{{#if custom_instructions}}` block.
+ */
+export declare const CODE_AGENT_SYSTEM_PROMPT: string
+
+/**
+ * The four example exchanges of spec §14.3 (document QA, arithmetic, translation + image QA,
+ * population comparison), as templates with the code-block placeholders.
+ */
+export declare const CODE_AGENT_EXAMPLES: readonly [string, string, string, string]
 
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
@@ -114,8 +127,8 @@ export declare class SESExecutor {
   get state(): ExecutorState
   /** Builds the sandbox (§4.3.1): `NEW`/`DEAD` → `READY`; a no-op when `READY`. */
   init(): Promise<void>
-  /** Validates, rewrites and runs `code` (§7.2). */
-  run(code: string): Promise<CodeOutput>
+  /** Validates, rewrites and runs `code` (§7.2); `options.signal` aborts it. */
+  run(code: string, options?: RunOptions): Promise<CodeOutput>
   /**
    * Releases the sandbox and joins its thread (§4.3.5): `READY`/`DIRTY` → `DEAD`; a no-op
    * when `DEAD`.
@@ -135,6 +148,13 @@ export interface CodeOutput {
   logs: string
   /** `true` when the run ended by `final_answer()` (§5.4). */
   is_final_answer: boolean
+  /**
+   * The same console output as structured entries, in call order, under the same
+   * `maxLogBytes` budget (§10.2).
+   */
+  logEntries: Array<JsLogEntry>
+  /** Figures about the run (§10.2). */
+  stats: JsRunStats
 }
 
 /** One finding of a validation rule (§3.1). */
@@ -185,6 +205,19 @@ export interface ExecutorOptions {
    * exports that call the host like tools and whose other values are copied.
    */
   modules?: Record<string, string | Record<string, unknown>>
+  /**
+   * Called with each log entry while the run goes on (§10.2), in call order and before the
+   * run's promise settles; what it throws is ignored.
+   */
+  onLog?: (entry: LogEntry) => void
+}
+
+/** The JS shape of a [`LogEntry`] (§3.1). */
+export interface LogEntry {
+  level: "log" | "info" | "warn" | "error"
+  message: string
+  /** ISO-8601 time of the call (UTC, milliseconds). */
+  ts: string
 }
 
 /** The result of `prepareProgram` (§3.1). */
@@ -197,6 +230,48 @@ export interface PreparedProgram {
 
 /** Validates and rewrites `code` as `run()` would, without running it (§6.1). */
 export declare function prepareProgram(code: string, options?: ValidationOptions): PreparedProgram
+
+/**
+ * Renders tools as JavaScript function signatures with JSDoc, for the `{{{tools_prompt}}}`
+ * placeholder of `CODE_AGENT_SYSTEM_PROMPT` (§14.2). `tools` is what `sendTools` takes (a record
+ * of functions or smolagents tool objects, named by key) or an array of tool objects (named by
+ * their `name`). A tool is `async` when its function (or `forward`) is an async function.
+ * Throws a `TypeError` when a name is not a JavaScript identifier.
+ */
+export declare function renderToolsPrompt(tools: Record<string, ((...args: any[]) => unknown) | SmolagentsTool> | Array<SmolagentsTool & { name: string }>): string
+
+/** Options of one `run()`. */
+export interface RunOptions {
+  /**
+   * Aborts the run: it stops as at a timeout (`ERR_EXEC_TIMEOUT` with `details.reason:
+   * "aborted"`, state `DIRTY`); a run still queued, or a signal already aborted, never starts
+   * and leaves the state as it was.
+   */
+  signal?: AbortSignal
+}
+
+/** Figures about one run. */
+export interface RunStats {
+  /**
+   * Milliseconds from the moment the executor took the run up (after any queueing) to its
+   * end, validation included.
+   */
+  wallTimeMs: number
+  /**
+   * Milliseconds tool calls took, from call to answer (to settlement for async tools), summed
+   * over calls: overlapping calls each count in full.
+   */
+  toolTimeMs: number
+  /** Tool calls made (functions of object modules included). */
+  toolCalls: number
+  /** Loop iterations the guard counted (what `maxOperations` limits). */
+  operations: number
+  /**
+   * The most bytes the executor's QuickJS heap held during the run (the whole runtime,
+   * including what earlier runs left in it).
+   */
+  peakHeapBytes: number
+}
 
 /** Checks `options` and `code` by every rule; `ERROR` entries would block `run()` (§6.1). */
 export declare function validateCode(code: string, options?: ValidationOptions): Array<Diagnostic>

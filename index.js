@@ -838,4 +838,5 @@ module.exports = nativeBinding
 module.exports.SESExecutor = nativeBinding.SESExecutor
 module.exports.SesExecutor = nativeBinding.SesExecutor
 module.exports.prepareProgram = nativeBinding.prepareProgram
+module.exports.renderToolsPrompt = nativeBinding.renderToolsPrompt
 module.exports.validateCode = nativeBinding.validateCode

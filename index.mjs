@@ -2,5 +2,13 @@
 // export so that `import { SESExecutor, ExecutorError } from "@smolagents-ts/ses-executor"` works.
 import binding from './index.js'
 
-export const { SESExecutor, ExecutorError, validateCode, prepareProgram } = binding
+export const {
+  SESExecutor,
+  ExecutorError,
+  validateCode,
+  prepareProgram,
+  renderToolsPrompt,
+  CODE_AGENT_SYSTEM_PROMPT,
+  CODE_AGENT_EXAMPLES,
+} = binding
 export default binding

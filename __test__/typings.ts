@@ -13,6 +13,11 @@ import {
   type ICodeExecutor,
   type LogEntry,
   type PreparedProgram,
+  type RunOptions,
+  type RunStats,
+  CODE_AGENT_EXAMPLES,
+  CODE_AGENT_SYSTEM_PROMPT,
+  renderToolsPrompt,
 } from '../index.js'
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
@@ -86,3 +91,24 @@ async function contract() {
   return [result, state]
 }
 void contract
+
+// §10.2 extensions: optional-in-spirit fields of CodeOutput, onLog, AbortSignal, disposal.
+assertType<Equals<CodeOutput['logEntries'], LogEntry[]>>()
+assertType<Equals<LogEntry['ts'], string>>()
+assertType<Equals<RunStats['peakHeapBytes'], number>>()
+assertType<Equals<RunOptions['signal'], AbortSignal | undefined>>()
+const streaming: ExecutorOptions = { onLog: (entry: LogEntry) => void entry.message }
+void streaming
+async function extensions() {
+  await using executor = await SESExecutor.create()
+  const output = await executor.run('1', { signal: AbortSignal.timeout(1000) })
+  const stats: RunStats = output.stats
+  return stats.wallTimeMs
+}
+void extensions
+
+// §14: the prompt template, its examples, and tool signatures.
+const prompt: string = CODE_AGENT_SYSTEM_PROMPT
+const [first]: readonly [string, string, string, string] = CODE_AGENT_EXAMPLES
+const signatures: string = renderToolsPrompt({ add: (a: number, b: number) => a + b })
+void [prompt, first, signatures]

@@ -12,6 +12,7 @@ pub mod executor;
 pub mod modules;
 pub mod options;
 pub mod program;
+pub mod prompt;
 pub mod tool_args;
 pub mod value;
 

@@ -5,7 +5,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{mpsc, Arc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use std::rc::Rc;
 
@@ -23,6 +23,8 @@ struct Awaiting {
     resolve: Persistent<Function<'static>>,
     reject: Persistent<Function<'static>>,
     tool: String,
+    /// When the call was made, for [`Bridge::end_run`]'s tool time.
+    started: Instant,
 }
 
 /// How waiting for a message ended.
@@ -46,6 +48,8 @@ pub(super) struct Bridge {
     first_id_of_run: Cell<u64>,
     awaiting: RefCell<HashMap<u64, Awaiting>>,
     tool_errors: RefCell<Vec<(Persistent<Object<'static>>, String, ToolFailure)>>,
+    /// Time the run's answered calls took.
+    tool_time: Cell<Duration>,
 }
 
 impl Bridge {
@@ -64,6 +68,7 @@ impl Bridge {
             first_id_of_run: Cell::new(0),
             awaiting: RefCell::new(HashMap::new()),
             tool_errors: RefCell::new(Vec::new()),
+            tool_time: Cell::new(Duration::ZERO),
         }
     }
 
@@ -74,7 +79,7 @@ impl Bridge {
         }
         loop {
             match self.inbox.recv().ok()? {
-                Command::Tool(..) => continue,
+                Command::Tool(..) | Command::Wake => continue,
                 command => return Some(command),
             }
         }
@@ -83,15 +88,28 @@ impl Bridge {
     /// Starts a run: calls numbered from here on are its own.
     pub(super) fn begin_run(&self) {
         self.first_id_of_run.set(self.next_id.get());
+        self.tool_time.set(Duration::ZERO);
     }
 
     /// Forgets the run's calls: their promises stay pending forever in the sandbox, and their
-    /// late answers are dropped on arrival.
-    pub(super) fn end_run(&self) {
-        self.awaiting.borrow_mut().clear();
+    /// late answers are dropped on arrival. Returns how many calls the run made and the time
+    /// they took (calls still pending count until now).
+    pub(super) fn end_run(&self) -> (u64, Duration) {
+        let pending: Duration = self
+            .awaiting
+            .borrow_mut()
+            .drain()
+            .map(|(_, awaiting)| awaiting.started.elapsed())
+            .sum();
         self.settled.borrow_mut().clear();
         self.tool_errors.borrow_mut().clear();
+        let calls = self.next_id.get() - self.first_id_of_run.get();
         self.first_id_of_run.set(self.next_id.get());
+        (calls, self.tool_time.get() + pending)
+    }
+
+    fn add_tool_time(&self, started: Instant) {
+        self.tool_time.set(self.tool_time.get() + started.elapsed());
     }
 
     /// Whether the run still waits for a tool's promise.
@@ -127,6 +145,7 @@ impl Bridge {
         }
         let id = self.next_id.get();
         self.next_id.set(id + 1);
+        let started = Instant::now();
         self.host.call_tool(ToolCall {
             tool: tool.to_owned(),
             args: copied,
@@ -136,13 +155,16 @@ impl Bridge {
             match self.wait(state) {
                 Waited::Stopped => return Err(throw_stop(ctx)),
                 Waited::Answer(answer_id, answer) if answer_id == id => {
+                    if !matches!(answer, ToolAnswer::Pending) {
+                        self.add_tool_time(started);
+                    }
                     return match answer {
                         ToolAnswer::Returned(Ok(value)) => self.copy_in(ctx, tool, &value),
                         ToolAnswer::Returned(Err(failure)) | ToolAnswer::Settled(Err(failure)) => {
                             Err(self.throw_failure(ctx, tool, failure))
                         }
                         ToolAnswer::Settled(Ok(value)) => self.copy_in(ctx, tool, &value),
-                        ToolAnswer::Pending => self.promise_for(ctx, id, tool),
+                        ToolAnswer::Pending => self.promise_for(ctx, id, tool, started),
                     };
                 }
                 Waited::Answer(other, ToolAnswer::Settled(result)) => {
@@ -189,6 +211,7 @@ impl Bridge {
         let Some(awaiting) = self.awaiting.borrow_mut().remove(&id) else {
             return true;
         };
+        self.add_tool_time(awaiting.started);
         let settled = match result {
             Ok(value) => match from_value(ctx, &value) {
                 Ok(value) => awaiting
@@ -251,7 +274,7 @@ impl Bridge {
                 Ok(Command::Tool(id, answer)) if id >= self.first_id_of_run.get() => {
                     return Waited::Answer(id, answer)
                 }
-                Ok(Command::Tool(..)) => {}
+                Ok(Command::Tool(..) | Command::Wake) => {}
                 Ok(Command::Shutdown) => {
                     state.stop_with(Stop::Shutdown);
                     self.deferred.borrow_mut().push_back(Command::Shutdown);
@@ -286,6 +309,7 @@ impl Bridge {
         ctx: &Ctx<'js>,
         id: u64,
         tool: &str,
+        started: Instant,
     ) -> rquickjs::Result<JsValue<'js>> {
         let (promise, resolve, reject) = ctx.promise()?;
         self.awaiting.borrow_mut().insert(
@@ -294,6 +318,7 @@ impl Bridge {
                 resolve: Persistent::save(ctx, resolve),
                 reject: Persistent::save(ctx, reject),
                 tool: tool.to_owned(),
+                started,
             },
         );
         Ok(promise.into_value())

@@ -82,7 +82,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
                 }
                 if log_state.logs.borrow().collects(level) {
                     let message = inspect::format_log_args(&ctx, &args.0);
-                    log_state.logs.borrow_mut().push(level, &message);
+                    log_state.log(level, &message);
                 }
                 Ok(())
             },

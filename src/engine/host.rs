@@ -8,6 +8,7 @@
 
 use std::sync::mpsc;
 
+use super::console::LogEntry;
 use super::Command;
 use crate::value::Value;
 
@@ -16,6 +17,20 @@ pub trait Host: Send + Sync + 'static {
     /// Starts a call of `call.tool`. Must not block on the engine: answer through `call.reply`
     /// (dropping it unanswered counts as a failure).
     fn call_tool(&self, call: ToolCall);
+
+    /// Whether the host wants each log entry as it is written (`onLog`, §10.2), not only in the
+    /// run's result.
+    fn streams_logs(&self) -> bool {
+        false
+    }
+
+    /// Receives one entry while the run goes on. Must not block on the engine.
+    fn log(&self, _entry: LogEntry) {}
+
+    /// Returns once every entry passed to [`Host::log`] has been delivered, so that a run's
+    /// result never overtakes its streamed logs. Called on the engine thread, only after a run
+    /// that streamed something.
+    fn flush_logs(&self) {}
 }
 
 /// One tool call from the sandbox.

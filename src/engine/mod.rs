@@ -8,6 +8,7 @@ mod convert;
 mod endowments;
 mod failure;
 mod globals;
+mod heap;
 pub mod host;
 pub mod inspect;
 mod lockdown;
@@ -19,8 +20,9 @@ mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use tokio::sync::oneshot;
 
@@ -29,7 +31,7 @@ use crate::options::{LogLevel, Options};
 use crate::value::Value;
 use host::{Host, ToolAnswer};
 
-pub use console::TRUNCATION_MARKER;
+pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
 
 /// What the engine thread is built with.
 #[derive(Debug, Clone)]
@@ -52,7 +54,7 @@ impl From<&Options> for EngineConfig {
     }
 }
 
-/// One run: the code and the limits it runs under.
+/// One run: the code, the limits it runs under, and the handle that aborts it.
 #[derive(Debug, Clone)]
 pub struct RunRequest {
     pub code: String,
@@ -60,19 +62,75 @@ pub struct RunRequest {
     pub timeout_ms: u64,
     pub log_levels: Vec<LogLevel>,
     pub max_log_bytes: usize,
+    pub abort: RunAbort,
 }
 
 impl RunRequest {
-    /// A request for `code` under `options`' limits.
-    pub fn new(code: String, options: &Options) -> Self {
+    /// A request for `code` under `options`' limits, aborted through `abort`.
+    pub fn new(code: String, options: &Options, abort: RunAbort) -> Self {
         Self {
             code,
             max_operations: options.max_operations,
             timeout_ms: options.timeout_ms,
             log_levels: options.collect_console_levels.clone(),
             max_log_bytes: options.max_log_bytes,
+            abort,
         }
     }
+}
+
+/// Aborts one run from any thread (`run(code, { signal })`): a running run stops as it would at
+/// its deadline; a run still queued never starts.
+#[derive(Debug, Clone, Default)]
+pub struct RunAbort(Arc<AbortShared>);
+
+#[derive(Debug, Default)]
+struct AbortShared {
+    aborted: AtomicBool,
+    /// The engine's inbox, once the run is queued: aborting wakes a run waiting for a tool.
+    wake: Mutex<Option<mpsc::Sender<Command>>>,
+}
+
+impl RunAbort {
+    /// A handle not aborted yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Aborts the run. Idempotent; harmless once the run is over.
+    pub fn abort(&self) {
+        self.0.aborted.store(true, Ordering::SeqCst);
+        let wake = self.0.wake.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(inbox) = wake.as_ref() {
+            let _ = inbox.send(Command::Wake);
+        }
+    }
+
+    /// Whether [`RunAbort::abort`] was called.
+    pub fn is_aborted(&self) -> bool {
+        self.0.aborted.load(Ordering::SeqCst)
+    }
+
+    fn attach(&self, inbox: mpsc::Sender<Command>) {
+        *self.0.wake.lock().unwrap_or_else(PoisonError::into_inner) = Some(inbox);
+    }
+}
+
+/// Figures about one run (§10.2 optional extensions).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// From the moment the engine took the run up (after any queueing) to its answer, including
+    /// validation.
+    pub wall_time: Duration,
+    /// Time tool calls took, from call to answer (to settlement for async tools), summed over
+    /// calls: overlapping calls each count in full.
+    pub tool_time: Duration,
+    /// Tool calls made (including calls of object-module functions).
+    pub tool_calls: u64,
+    /// Loop iterations the guard counted (§6.3).
+    pub operations: u64,
+    /// The most bytes the QuickJS heap held during the run.
+    pub peak_heap_bytes: u64,
 }
 
 /// A run that finished (§3.1 `CodeOutput` minus the logs).
@@ -82,13 +140,26 @@ pub struct Completion {
     pub is_final_answer: bool,
 }
 
-/// The answer to a run: its outcome, its logs (always, §9.5), and whether the context can still
-/// be trusted (§7.6).
+/// The answer to a run: its outcome, its logs (always, §9.5), whether the context can still be
+/// trusted (§7.6), and its figures.
 #[derive(Debug)]
 pub struct RunReport {
     pub result: Result<Completion, EngineError>,
-    pub logs: String,
+    pub logs: Logs,
     pub dirty: bool,
+    pub stats: RunStats,
+}
+
+impl RunReport {
+    /// A run that failed before any code ran.
+    pub fn refused(error: EngineError, dirty: bool) -> Self {
+        Self {
+            result: Err(error),
+            logs: Logs::default(),
+            dirty,
+            stats: RunStats::default(),
+        }
+    }
 }
 
 /// Where in the user's own code a failure happened.
@@ -137,6 +208,9 @@ pub enum EngineError {
     /// The run passed `timeoutMs`.
     #[error("execution timed out after {timeout_ms}ms")]
     Timeout { timeout_ms: u64 },
+    /// The caller aborted the run; `started` says whether any of its code ran.
+    #[error("the run was aborted")]
+    Aborted { started: bool },
     /// The runtime or context could not be created.
     #[error("{0}")]
     Start(String),
@@ -151,10 +225,10 @@ pub enum EngineError {
     Stopped,
 }
 
-/// A message to the engine thread.
 /// The engine thread's stack beyond QuickJS's own budget, which oxc uses while preparing code.
 const PROGRAM_STACK_BYTES: usize = 32 * 1024 * 1024;
 
+/// A message to the engine thread.
 enum Command {
     Run(RunRequest, oneshot::Sender<RunReport>),
     DefineTools(Vec<String>, oneshot::Sender<Result<(), EngineError>>),
@@ -164,6 +238,8 @@ enum Command {
     ),
     /// An answer about tool call `id`.
     Tool(u64, ToolAnswer),
+    /// A run was aborted: a run waiting for a tool must look at its abort handle.
+    Wake,
     Shutdown,
 }
 
@@ -211,6 +287,7 @@ impl Engine {
     /// channel.
     pub fn run(&self, request: RunRequest) -> oneshot::Receiver<RunReport> {
         let (reply, receiver) = oneshot::channel();
+        request.abort.attach(self.commands.clone());
         // A send error drops `reply`, which is exactly the "thread is gone" signal.
         let _ = self.commands.send(Command::Run(request, reply));
         receiver

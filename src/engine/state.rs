@@ -7,6 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::console::LogBuffer;
+use super::host::Host;
+use super::RunAbort;
 use crate::options::LogLevel;
 use crate::value::Value;
 
@@ -20,12 +22,13 @@ pub enum Stop {
     MaxOperations,
     /// The run passed its deadline (`timeoutMs`).
     Timeout,
+    /// The caller aborted the run (`run(code, { signal })`).
+    Aborted,
     /// The executor is being torn down.
     Shutdown,
 }
 
 /// Per-run state.
-#[derive(Debug)]
 pub struct RunState {
     pub operations: Cell<u64>,
     pub max_operations: Cell<u64>,
@@ -34,13 +37,20 @@ pub struct RunState {
     pub output: RefCell<Value>,
     pub final_answer: RefCell<Option<Value>>,
     pub logs: RefCell<LogBuffer>,
+    /// Whether an entry of this run went to the host's log stream (which must then be flushed
+    /// before the run is answered).
+    pub streamed: Cell<bool>,
+    /// The current run's abort handle.
+    pub abort: RefCell<Option<RunAbort>>,
+    /// The host, when it wants log entries as they are written.
+    log_stream: Option<Arc<dyn Host>>,
     /// Set from other threads when the executor is dropped or cleaned up.
     pub shutdown: Arc<AtomicBool>,
 }
 
 impl RunState {
-    /// State between runs.
-    pub fn new(shutdown: Arc<AtomicBool>) -> Self {
+    /// State between runs; `host` receives log entries as they are written if it asks for them.
+    pub fn new(shutdown: Arc<AtomicBool>, host: &Arc<dyn Host>) -> Self {
         Self {
             operations: Cell::new(0),
             max_operations: Cell::new(u64::MAX),
@@ -49,12 +59,15 @@ impl RunState {
             output: RefCell::new(Value::Undefined),
             final_answer: RefCell::new(None),
             logs: RefCell::new(LogBuffer::new(LogLevel::ALL.to_vec(), 0)),
+            streamed: Cell::new(false),
+            abort: RefCell::new(None),
+            log_stream: host.streams_logs().then(|| Arc::clone(host)),
             shutdown,
         }
     }
 
     /// Resets everything for a new run.
-    pub fn begin(&self, max_operations: u64, deadline: Instant, logs: LogBuffer) {
+    pub fn begin(&self, max_operations: u64, deadline: Instant, logs: LogBuffer, abort: RunAbort) {
         self.operations.set(0);
         self.max_operations.set(max_operations);
         self.deadline.set(Some(deadline));
@@ -62,11 +75,37 @@ impl RunState {
         *self.output.borrow_mut() = Value::Undefined;
         *self.final_answer.borrow_mut() = None;
         *self.logs.borrow_mut() = logs;
+        self.streamed.set(false);
+        *self.abort.borrow_mut() = Some(abort);
     }
 
-    /// Clears the deadline once the run is over, so nothing is interrupted between runs.
+    /// Clears the deadline and abort handle once the run is over, so nothing is interrupted
+    /// between runs.
     pub fn end(&self) {
         self.deadline.set(None);
+        *self.abort.borrow_mut() = None;
+    }
+
+    /// Records one `console.*` call (§7.3), streaming it to the host if it asked.
+    pub fn log(&self, level: LogLevel, message: &str) {
+        let mut logs = self.logs.borrow_mut();
+        if !logs.push(level, message) {
+            return;
+        }
+        if let Some(host) = &self.log_stream {
+            if let Some(entry) = logs.last_entry() {
+                self.streamed.set(true);
+                host.log(entry);
+            }
+        }
+    }
+
+    /// Waits until the host has every entry this run streamed: a run's result must not overtake
+    /// its logs.
+    pub fn flush_log_stream(&self) {
+        if let (true, Some(host)) = (self.streamed.get(), &self.log_stream) {
+            host.flush_logs();
+        }
     }
 
     /// Records the first reason to stop; later ones do not replace it.
@@ -81,6 +120,14 @@ impl RunState {
     pub fn should_interrupt(&self) -> bool {
         if self.shutdown.load(Ordering::Relaxed) {
             self.stop_with(Stop::Shutdown);
+        }
+        if self
+            .abort
+            .borrow()
+            .as_ref()
+            .is_some_and(RunAbort::is_aborted)
+        {
+            self.stop_with(Stop::Aborted);
         }
         if self
             .deadline

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::host::{Host, ToolCall, ToolFailure, ToolResult};
-use super::{Engine, EngineConfig, RunReport, RunRequest};
+use super::{Engine, EngineConfig, RunAbort, RunReport, RunRequest};
 use crate::options::Options;
 use crate::value::Value;
 
@@ -81,7 +81,7 @@ pub fn engine_with(host: FakeHost, options: &Options) -> Engine {
 /// Runs `code` and waits for the report.
 pub fn run_on(engine: &Engine, code: &str, options: &Options) -> RunReport {
     engine
-        .run(RunRequest::new(code.into(), options))
+        .run(RunRequest::new(code.into(), options, RunAbort::new()))
         .blocking_recv()
         .unwrap()
 }

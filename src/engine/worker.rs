@@ -15,12 +15,14 @@ use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
 use super::failure::{runtime_error, tool_error};
 use super::globals;
+use super::heap::{HeapMeter, MeteredAllocator};
 use super::host::Host;
 use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
 use super::state::{RunState, Stop};
 use super::{
-    Command, Completion, EngineConfig, EngineError, RunReport, RunRequest, PROGRAM_STACK_BYTES,
+    Command, Completion, EngineConfig, EngineError, RunReport, RunRequest, RunStats,
+    PROGRAM_STACK_BYTES,
 };
 use crate::program::{self, PreparedProgram, ProgramContext, SCRIPT_NAME};
 use crate::value::Value;
@@ -35,6 +37,7 @@ struct Worker {
     context: Context,
     state: Rc<RunState>,
     bridge: Rc<Bridge>,
+    heap: Rc<HeapMeter>,
     /// What validation knows besides the code: the authorized imports (fixed at start) and the
     /// tools installed so far.
     program_context: ProgramContext,
@@ -50,13 +53,14 @@ pub(super) fn main(
     ready: oneshot::Sender<Result<(), EngineError>>,
     shutdown: Arc<AtomicBool>,
 ) {
-    let state = Rc::new(RunState::new(shutdown));
+    let state = Rc::new(RunState::new(shutdown, &host));
     let bridge = Rc::new(Bridge::new(inbox, replies, host));
+    let heap = Rc::new(HeapMeter::default());
     let program_context = ProgramContext {
         authorized_imports: config.authorized_imports.clone(),
         tool_names: Vec::new(),
     };
-    let (runtime, context) = match build(config, &state, &bridge) {
+    let (runtime, context) = match build(config, &state, &bridge, &heap) {
         Ok(built) => built,
         Err(error) => {
             let _ = ready.send(Err(error));
@@ -70,6 +74,7 @@ pub(super) fn main(
         context,
         state,
         bridge,
+        heap,
         program_context,
         dirty: false,
     };
@@ -85,7 +90,7 @@ pub(super) fn main(
             Command::SetVariables(variables, reply) => {
                 let _ = reply.send(worker.set_variables(&variables));
             }
-            Command::Tool(..) => {}
+            Command::Tool(..) | Command::Wake => {}
             Command::Shutdown => break,
         }
     }
@@ -99,9 +104,11 @@ fn build(
     config: EngineConfig,
     state: &Rc<RunState>,
     bridge: &Rc<Bridge>,
+    heap: &Rc<HeapMeter>,
 ) -> Result<(Runtime, Context), EngineError> {
     let start_error = |error: rquickjs::Error| EngineError::Start(error.to_string());
-    let runtime = Runtime::new().map_err(start_error)?;
+    let runtime =
+        Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
     runtime.set_memory_limit(config.memory_limit_bytes);
     runtime.set_max_stack_size(config.max_stack_bytes);
     let interrupt_state = Rc::clone(state);
@@ -141,40 +148,46 @@ impl Worker {
     }
 
     fn run(&mut self, request: RunRequest) -> RunReport {
+        let started = Instant::now();
+        if request.abort.is_aborted() {
+            return RunReport::refused(EngineError::Aborted { started: false }, self.dirty);
+        }
         if self.dirty {
-            return RunReport {
-                result: Err(EngineError::Dirty),
-                logs: String::new(),
-                dirty: true,
-            };
+            return RunReport::refused(EngineError::Dirty, true);
         }
         let program =
             program::prepare_safely(&request.code, &self.program_context, PROGRAM_STACK_BYTES);
         if program.is_blocked() {
-            return RunReport {
-                result: Err(EngineError::Invalid(program.diagnostics)),
-                logs: String::new(),
-                dirty: false,
-            };
+            return RunReport::refused(EngineError::Invalid(program.diagnostics), false);
         }
-        let deadline = Instant::now() + Duration::from_millis(request.timeout_ms);
+        let deadline = started + Duration::from_millis(request.timeout_ms);
         self.state.begin(
             request.max_operations,
             deadline,
             LogBuffer::new(request.log_levels.clone(), request.max_log_bytes),
+            request.abort.clone(),
         );
         self.bridge.begin_run();
+        self.heap.begin_run();
         let (state, bridge) = (&self.state, &self.bridge);
         let (result, dirty) = self
             .context
             .with(|ctx| execute(&ctx, state, bridge, &program, &request));
-        self.bridge.end_run();
+        let (tool_calls, tool_time) = self.bridge.end_run();
         self.state.end();
+        self.state.flush_log_stream();
         self.dirty |= dirty;
         RunReport {
             result,
             logs: self.state.logs.borrow_mut().take(),
             dirty,
+            stats: RunStats {
+                wall_time: started.elapsed(),
+                tool_time,
+                tool_calls,
+                operations: self.state.operations.get(),
+                peak_heap_bytes: u64::try_from(self.heap.peak()).unwrap_or(u64::MAX),
+            },
         }
     }
 }
@@ -225,6 +238,7 @@ fn execute<'js>(
         Some(Stop::Timeout) => Err(EngineError::Timeout {
             timeout_ms: request.timeout_ms,
         }),
+        Some(Stop::Aborted) => Err(EngineError::Aborted { started: true }),
         Some(Stop::Shutdown) => Err(EngineError::Stopped),
         None => match settled {
             Settled::Resolved => Ok(Completion {
@@ -245,6 +259,7 @@ fn execute<'js>(
     let untrusted = matches!(
         result,
         Err(EngineError::Timeout { .. }
+            | EngineError::Aborted { .. }
             | EngineError::Stopped
             | EngineError::Limit {
                 limit: "memoryLimitBytes",

@@ -16,7 +16,8 @@ use serde_json::{json, Value as Json};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::Host;
 use crate::engine::{
-    Completion, Engine, EngineConfig, EngineError, RunReport, RunRequest, SourcePosition,
+    Completion, Engine, EngineConfig, EngineError, LogEntry, RunAbort, RunReport, RunRequest,
+    RunStats, SourcePosition,
 };
 use crate::error::{ErrorCode, ExecutorError};
 use crate::options::{Options, RunConcurrency};
@@ -25,12 +26,15 @@ use crate::value::Value;
 
 pub use state::ExecutorState;
 
-/// A successful run (§3.1 `CodeOutput`).
+/// A successful run (§3.1 `CodeOutput`, with the optional extensions of §10.2).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutput {
     pub output: Value,
     pub logs: String,
     pub is_final_answer: bool,
+    /// The same logs as structured entries.
+    pub log_entries: Vec<LogEntry>,
+    pub stats: RunStats,
 }
 
 /// The outcome of `init()` or `run()` together with the state change it brings. The caller
@@ -224,7 +228,13 @@ impl Executor {
     /// `run(code)` (§4.3.4, §7.2): `READY` → `RUNNING` → `READY`, or `DIRTY` after a timeout or
     /// when the context can no longer be trusted (§7.6). With `runConcurrency: "queue"`, a run
     /// started while another runs waits its turn (FIFO, at most `maxQueuedRuns` waiting).
-    pub fn run(&self, code: String) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
+    /// `abort` stops the run like a timeout would (`ERR_EXEC_TIMEOUT`, reason `aborted`,
+    /// `DIRTY`), or, while it still waits in the queue, keeps it from starting (state unchanged).
+    pub fn run(
+        &self,
+        code: String,
+        abort: RunAbort,
+    ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
         let submitted = {
             let mut guard = lock(&inner);
@@ -232,12 +242,12 @@ impl Executor {
             let waiting = guard.in_flight.saturating_sub(1);
             match (guard.state, guard.engine.as_ref()) {
                 (ExecutorState::Ready, Some(engine)) => {
-                    Ok(engine.run(RunRequest::new(code, &self.options)))
+                    Ok(engine.run(RunRequest::new(code, &self.options, abort)))
                 }
                 (ExecutorState::Running, Some(engine))
                     if queue && waiting < self.options.max_queued_runs =>
                 {
-                    Ok(engine.run(RunRequest::new(code, &self.options)))
+                    Ok(engine.run(RunRequest::new(code, &self.options, abort)))
                 }
                 (ExecutorState::Running, Some(_)) if queue => Err(ExecutorError::new(
                     ErrorCode::InvalidState,
@@ -261,11 +271,9 @@ impl Executor {
                 Ok(reply) => reply,
                 Err(error) => return Settled::now(Err(error)),
             };
-            let report = reply.await.unwrap_or_else(|_| RunReport {
-                result: Err(EngineError::Stopped),
-                logs: String::new(),
-                dirty: true,
-            });
+            let report = reply
+                .await
+                .unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true));
             let dirty = report.dirty;
             let result = match report.result {
                 Ok(Completion {
@@ -273,10 +281,12 @@ impl Executor {
                     is_final_answer,
                 }) => Ok(RunOutput {
                     output,
-                    logs: report.logs,
+                    logs: report.logs.text,
                     is_final_answer,
+                    log_entries: report.logs.entries,
+                    stats: report.stats,
                 }),
-                Err(error) => Err(run_failed(error, report.logs)),
+                Err(error) => Err(run_failed(error, report.logs.text)),
             };
             Settled::then(result, move || {
                 let mut guard = lock(&inner);
@@ -389,7 +399,18 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
         EngineError::Timeout { timeout_ms } => {
             ExecutorError::new(ErrorCode::ExecTimeout, timeout_ms)
                 .with_detail("timeoutMs", timeout_ms)
+                .with_detail("reason", "timeout")
         }
+        EngineError::Aborted { started } => ExecutorError::with_message(
+            ErrorCode::ExecTimeout,
+            if started {
+                "Execution aborted by the caller's signal".into()
+            } else {
+                "Execution aborted by the caller's signal before the run started".into()
+            },
+        )
+        .with_detail("reason", "aborted")
+        .with_detail("started", started),
         EngineError::Start(message) => ExecutorError::new(ErrorCode::SesInitFailed, message),
         EngineError::Endowment(message) => {
             ExecutorError::new(ErrorCode::ValidationFailed, format!(": {message}"))

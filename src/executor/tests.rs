@@ -41,7 +41,7 @@ async fn init_while_initializing_is_an_invalid_state() {
 async fn run_moves_ready_to_running_and_back() {
     let executor = executor();
     executor.init().await.finish().unwrap();
-    let run = executor.run("1 + 1".into());
+    let run = executor.run("1 + 1".into(), RunAbort::new());
     assert_eq!(executor.state(), ExecutorState::Running);
     let output = run.await.finish().unwrap();
     assert_eq!(output.output, Value::Number(2.0));
@@ -53,7 +53,7 @@ async fn a_failed_run_returns_to_ready() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("throw new Error('x')".into())
+        .run("throw new Error('x')".into(), RunAbort::new())
         .await
         .finish()
         .unwrap_err();
@@ -65,9 +65,12 @@ async fn a_failed_run_returns_to_ready() {
 async fn a_second_concurrent_run_is_refused_in_reject_mode() {
     let executor = executor();
     executor.init().await.finish().unwrap();
-    let first = executor.run("let s = 0; for (let i = 0; i < 1000; i++) s += i; s".into());
+    let first = executor.run(
+        "let s = 0; for (let i = 0; i < 1000; i++) s += i; s".into(),
+        RunAbort::new(),
+    );
     assert_eq!(
-        code_of(executor.run("1".into()).await.finish()),
+        code_of(executor.run("1".into(), RunAbort::new()).await.finish()),
         ErrorCode::InvalidState
     );
     assert_eq!(
@@ -85,21 +88,21 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
     });
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("while (true) {}".into())
+        .run("while (true) {}".into(), RunAbort::new())
         .await
         .finish()
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::ExecTimeout);
     assert_eq!(executor.state(), ExecutorState::Dirty);
     assert_eq!(
-        code_of(executor.run("1".into()).await.finish()),
+        code_of(executor.run("1".into(), RunAbort::new()).await.finish()),
         ErrorCode::InvalidState
     );
     executor.cleanup().await.unwrap();
     assert_eq!(executor.state(), ExecutorState::Dead);
     executor.init().await.finish().unwrap();
     let output = executor
-        .run("final_answer('ok')".into())
+        .run("final_answer('ok')".into(), RunAbort::new())
         .await
         .finish()
         .unwrap();
@@ -121,17 +124,29 @@ async fn cleanup_from_ready_is_dead_and_repeated_cleanup_is_a_no_op() {
 async fn dead_init_rebuilds_from_nothing() {
     let executor = executor();
     executor.init().await.finish().unwrap();
-    executor.run("var kept = 41".into()).await.finish().unwrap();
+    executor
+        .run("var kept = 41".into(), RunAbort::new())
+        .await
+        .finish()
+        .unwrap();
     executor.cleanup().await.unwrap();
     executor.init().await.finish().unwrap();
-    let output = executor.run("typeof kept".into()).await.finish().unwrap();
+    let output = executor
+        .run("typeof kept".into(), RunAbort::new())
+        .await
+        .finish()
+        .unwrap();
     assert_eq!(output.output, Value::String("undefined".into()));
 }
 
 #[tokio::test]
 async fn calls_in_the_wrong_state_name_the_state() {
     let executor = executor();
-    let error = executor.run("1".into()).await.finish().unwrap_err();
+    let error = executor
+        .run("1".into(), RunAbort::new())
+        .await
+        .finish()
+        .unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidState);
     assert_eq!(
         error.message,
@@ -140,7 +155,7 @@ async fn calls_in_the_wrong_state_name_the_state() {
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
 
     executor.init().await.finish().unwrap();
-    let running = executor.run("1".into());
+    let running = executor.run("1".into(), RunAbort::new());
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
     assert_eq!(
         code_of(executor.init().await.finish()),
@@ -149,7 +164,11 @@ async fn calls_in_the_wrong_state_name_the_state() {
     running.await.finish().unwrap();
 
     executor.cleanup().await.unwrap();
-    let error = executor.run("1".into()).await.finish().unwrap_err();
+    let error = executor
+        .run("1".into(), RunAbort::new())
+        .await
+        .finish()
+        .unwrap_err();
     assert_eq!(error.details["state"], "DEAD");
 }
 
@@ -171,7 +190,7 @@ async fn validation_failure_lists_each_error_with_its_position() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("let a = 1;\nlet b = ;".into())
+        .run("let a = 1;\nlet b = ;".into(), RunAbort::new())
         .await
         .finish()
         .unwrap_err();

@@ -5,15 +5,18 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::{
-    FromNapiValue, Function, JsObjectValue, Object, PromiseRaw, ToNapiValue, Unknown, ValueType,
+    FnArgs, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, PromiseRaw,
+    ToNapiValue, Unknown, ValueType,
 };
 use napi::{Env, JsValue, Result};
 
 use super::error::to_napi_error;
 use super::host::{JsArgs, NodeHost, NodeTool, ToolTable};
+use super::log_stream::{JsLogEntry, LogStream};
 use super::options::read;
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
+use crate::engine::{RunAbort, RunStats};
 use crate::error::ExecutorError;
 use crate::executor::{validation_failed, Executor, RunOutput, Settled};
 use crate::modules::{bridged_name, ModuleExport, ModuleSpec};
@@ -32,6 +35,45 @@ pub struct CodeOutput {
     /// `true` when the run ended by `final_answer()` (§5.4).
     #[napi(js_name = "is_final_answer")]
     pub is_final_answer: bool,
+    /// The same console output as structured entries, in call order, under the same
+    /// `maxLogBytes` budget (§10.2).
+    pub log_entries: Vec<JsLogEntry>,
+    /// Figures about the run (§10.2).
+    pub stats: JsRunStats,
+}
+
+/// Figures about one run.
+#[napi(object, object_from_js = false, js_name = "RunStats")]
+pub struct JsRunStats {
+    /// Milliseconds from the moment the executor took the run up (after any queueing) to its
+    /// end, validation included.
+    pub wall_time_ms: f64,
+    /// Milliseconds tool calls took, from call to answer (to settlement for async tools), summed
+    /// over calls: overlapping calls each count in full.
+    pub tool_time_ms: f64,
+    /// Tool calls made (functions of object modules included).
+    pub tool_calls: f64,
+    /// Loop iterations the guard counted (what `maxOperations` limits).
+    pub operations: f64,
+    /// The most bytes the executor's QuickJS heap held during the run (the whole runtime,
+    /// including what earlier runs left in it).
+    pub peak_heap_bytes: f64,
+}
+
+impl From<RunStats> for JsRunStats {
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "counts stay far below 2^53; JS numbers are f64"
+    )]
+    fn from(stats: RunStats) -> Self {
+        Self {
+            wall_time_ms: stats.wall_time.as_secs_f64() * 1000.0,
+            tool_time_ms: stats.tool_time.as_secs_f64() * 1000.0,
+            tool_calls: stats.tool_calls as f64,
+            operations: stats.operations as f64,
+            peak_heap_bytes: stats.peak_heap_bytes as f64,
+        }
+    }
 }
 
 impl From<RunOutput> for CodeOutput {
@@ -40,8 +82,24 @@ impl From<RunOutput> for CodeOutput {
             output: Copied(run.output),
             logs: run.logs,
             is_final_answer: run.is_final_answer,
+            log_entries: run.log_entries.into_iter().map(JsLogEntry::from).collect(),
+            stats: run.stats.into(),
         }
     }
+}
+
+/// Options of one `run()`.
+#[napi(object, object_to_js = false)]
+#[allow(
+    dead_code,
+    reason = "declares the TypeScript interface; values are read property by property in `watch_signal`"
+)]
+pub struct RunOptions {
+    /// Aborts the run: it stops as at a timeout (`ERR_EXEC_TIMEOUT` with `details.reason:
+    /// "aborted"`, state `DIRTY`); a run still queued, or a signal already aborted, never starts
+    /// and leaves the state as it was.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<String>,
 }
 
 /// Runs agent code in an isolated QuickJS runtime on a thread of its own (§3.2
@@ -61,9 +119,8 @@ impl SesExecutor {
     /// `details.diagnostics`.
     #[napi(constructor, ts_args_type = "options?: ExecutorOptions")]
     pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
-        let (options, module_tools) =
-            resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
-        Self::with_options(&env, options, module_tools)
+        let resolved = resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
+        Self::with_options(&env, resolved)
     }
 
     /// Creates an executor and `init()`s it: a drop-in for clients that never call `init()`.
@@ -76,7 +133,7 @@ impl SesExecutor {
         options: Option<Unknown>,
     ) -> Result<PromiseRaw<'env, SesExecutor>> {
         let created = match resolve(env, options) {
-            Ok((options, module_tools)) => Ok(Self::with_options(env, options, module_tools)?),
+            Ok(resolved) => Ok(Self::with_options(env, resolved)?),
             Err(error) => Err(error),
         };
         let ready = created.as_ref().ok().map(|created| created.executor.init());
@@ -159,25 +216,49 @@ impl SesExecutor {
         settle(env, self.executor.init(), |_, ()| Ok(()))
     }
 
-    /// Validates, rewrites and runs `code` (§7.2).
-    #[napi(ts_args_type = "code: string", ts_return_type = "Promise<CodeOutput>")]
-    pub fn run<'env>(&self, env: &'env Env, code: Unknown) -> Result<PromiseRaw<'env, CodeOutput>> {
+    /// Validates, rewrites and runs `code` (§7.2); `options.signal` aborts it.
+    #[napi(
+        ts_args_type = "code: string, options?: RunOptions",
+        ts_return_type = "Promise<CodeOutput>"
+    )]
+    pub fn run<'env>(
+        &self,
+        env: &'env Env,
+        code: Unknown,
+        options: Option<Unknown>,
+    ) -> Result<PromiseRaw<'env, CodeOutput>> {
+        let refuse = |error: ExecutorError| {
+            settle(env, async move { Err(error) }, |_, output: RunOutput| {
+                Ok(output.into())
+            })
+        };
         let code = match code.get_type() {
             Ok(ValueType::String) => code
                 .coerce_to_string()
                 .and_then(|s| s.into_utf8())
                 .and_then(|s| s.into_owned())?,
             _ => {
-                let error = validation_failed(&[Diagnostic::error(
+                return refuse(validation_failed(&[Diagnostic::error(
                     code_non_empty::RULE,
                     "code must be a string",
-                )]);
-                return settle(env, async move { Err(error) }, |_, output: RunOutput| {
-                    Ok(output.into())
-                });
+                )]));
             }
         };
-        settle(env, self.executor.run(code), |_, output| Ok(output.into()))
+        let abort = RunAbort::new();
+        let watch = match watch_signal(env, options, &abort) {
+            Ok(watch) => watch,
+            Err(error) => return refuse(error),
+        };
+        settle_and(
+            env,
+            self.executor.run(code, abort),
+            |_, output| Ok(output.into()),
+            move |env| {
+                if let Some(watch) = watch {
+                    watch.detach(env);
+                }
+            },
+        )
     }
 
     /// Releases the sandbox and joins its thread (§4.3.5): `READY`/`DIRTY` → `DEAD`; a no-op
@@ -190,13 +271,17 @@ impl SesExecutor {
 
 impl SesExecutor {
     /// An executor whose host starts with the functions of the registered object modules.
-    fn with_options(
-        env: &Env,
-        options: Options,
-        module_tools: Vec<(String, NodeTool)>,
-    ) -> Result<Self> {
+    fn with_options(env: &Env, resolved: Resolved) -> Result<Self> {
+        let Resolved {
+            options,
+            module_tools,
+            on_log,
+        } = resolved;
         let tools: ToolTable = Arc::new(Mutex::new(module_tools.into_iter().collect()));
-        let host = NodeHost::new(env, Arc::clone(&tools))?;
+        let logs = on_log
+            .map(|on_log| LogStream::new(env, on_log))
+            .transpose()?;
+        let host = NodeHost::new(env, Arc::clone(&tools), logs)?;
         Ok(Self {
             executor: Executor::new(options, Arc::new(host)),
             tools,
@@ -286,16 +371,36 @@ fn clone_refused(error: &crate::value::CloneError) -> ExecutorError {
         .with_detail("path", error.path.as_str())
 }
 
-/// Reads and checks the constructor's options, with the host functions of object modules.
-fn resolve(
-    env: &Env,
-    options: Option<Unknown>,
-) -> std::result::Result<(Options, Vec<(String, NodeTool)>), ExecutorError> {
+/// The constructor's options, checked: what the executor runs with, the host functions of
+/// object modules, and the `onLog` callback.
+struct Resolved {
+    options: Options,
+    module_tools: Vec<(String, NodeTool)>,
+    on_log: Option<FunctionRef<JsLogEntry, Unknown<'static>>>,
+}
+
+/// Reads and checks the constructor's options.
+fn resolve(env: &Env, options: Option<Unknown>) -> std::result::Result<Resolved, ExecutorError> {
     let raw = read(env, options).map_err(|diagnostic| validation_failed(&[diagnostic]))?;
     let (mut resolved, _notices) =
         Options::resolve(&raw).map_err(|diagnostics| validation_failed(&diagnostics))?;
+    let on_log = match options.and_then(|options| option_named(env, options, "onLog")) {
+        None => None,
+        Some(on_log) if on_log.get_type().ok() == Some(ValueType::Function) => {
+            // SAFETY: checked to be a function of this environment.
+            let function: Function<JsLogEntry, Unknown<'static>> =
+                unsafe { Function::from_napi_value(env.raw(), on_log.raw()) }
+                    .map_err(|_| option_refused("onLog must be a function"))?;
+            Some(
+                function
+                    .create_ref()
+                    .map_err(|_| option_refused("onLog must be a function"))?,
+            )
+        }
+        Some(_) => return Err(option_refused("onLog must be a function")),
+    };
     let mut module_tools = Vec::new();
-    if let Some(modules) = options.and_then(|options| module_option(env, options)) {
+    if let Some(modules) = options.and_then(|options| option_named(env, options, "modules")) {
         for (name, module) in entries(env, modules, "modules")? {
             let spec = match module.get_type() {
                 Ok(ValueType::String) => ModuleSpec::Source(
@@ -328,18 +433,97 @@ fn resolve(
             resolved.modules.push((name, spec));
         }
     }
-    Ok((resolved, module_tools))
+    Ok(Resolved {
+        options: resolved,
+        module_tools,
+        on_log,
+    })
 }
 
-/// `options.modules`, when it is set.
-fn module_option<'env>(env: &'env Env, options: Unknown<'env>) -> Option<Unknown<'env>> {
+/// `options[name]`, when `options` is an object and the property is set.
+fn option_named<'env>(env: &'env Env, options: Unknown<'env>, name: &str) -> Option<Unknown<'env>> {
     if options.get_type().ok() != Some(ValueType::Object) {
         return None;
     }
     // SAFETY: checked to be an object of this environment.
     let object = unsafe { Object::from_napi_value(env.raw(), options.raw()) }.ok()?;
-    let modules: Unknown = object.get_named_property("modules").ok()?;
-    (modules.get_type().ok()? != ValueType::Undefined).then_some(modules)
+    let value: Unknown = object.get_named_property(name).ok()?;
+    (value.get_type().ok()? != ValueType::Undefined).then_some(value)
+}
+
+fn option_refused(message: &str) -> ExecutorError {
+    validation_failed(&[Diagnostic::error("options_valid", message)])
+}
+
+/// An `AbortSignal` listened to for the length of one run.
+struct SignalWatch {
+    signal: ObjectRef<false>,
+    listener: FunctionRef<(), ()>,
+}
+
+/// Ties `options.signal` (if any) to `abort`: aborts at once if the signal already is, else
+/// listens for its `abort` event until [`SignalWatch::detach`].
+fn watch_signal(
+    env: &Env,
+    options: Option<Unknown>,
+    abort: &RunAbort,
+) -> std::result::Result<Option<SignalWatch>, ExecutorError> {
+    let refused = || option_refused("options.signal must be an AbortSignal");
+    let Some(options) = options else {
+        return Ok(None);
+    };
+    match options.get_type() {
+        Ok(ValueType::Undefined | ValueType::Null) => return Ok(None),
+        Ok(ValueType::Object) => {}
+        _ => return Err(option_refused("run options must be an object")),
+    }
+    let Some(signal) = option_named(env, options, "signal") else {
+        return Ok(None);
+    };
+    let attach = || -> Result<Option<SignalWatch>> {
+        // SAFETY: an object of this environment (anything else fails the conversion).
+        let signal = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }?;
+        let aborted: Unknown = signal.get_named_property("aborted")?;
+        if aborted.coerce_to_bool()? {
+            abort.abort();
+            return Ok(None);
+        }
+        let add: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> =
+            signal.get_named_property("addEventListener")?;
+        let on_abort = abort.clone();
+        let listener = env.create_function_from_closure::<(), (), _>("abortRun", move |_| {
+            on_abort.abort();
+            Ok(())
+        })?;
+        add.apply(signal, FnArgs::from(("abort", listener)))?;
+        Ok(Some(SignalWatch {
+            signal: signal.create_ref()?,
+            listener: listener.create_ref()?,
+        }))
+    };
+    match signal.get_type() {
+        Ok(ValueType::Object) => attach().map_err(|_| refused()),
+        _ => Err(refused()),
+    }
+}
+
+impl SignalWatch {
+    /// Stops listening: a signal may outlive many runs, and must not collect their listeners.
+    fn detach(self, env: &Env) {
+        let removed = || -> Result<()> {
+            let signal = self.signal.get_value(env)?;
+            let remove: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> =
+                signal.get_named_property("removeEventListener")?;
+            remove.apply(
+                signal,
+                FnArgs::from(("abort", self.listener.borrow_back(env)?)),
+            )?;
+            Ok(())
+        };
+        // A signal whose removeEventListener throws keeps a listener that only sets a flag.
+        let _ = removed();
+        let _ = self.signal.unref(env);
+    }
 }
 
 fn module_refused(name: &str) -> ExecutorError {
@@ -358,7 +542,25 @@ where
     F: Future<Output = O> + Send + 'static,
     C: FnOnce(&Env, T) -> Result<V> + 'static,
 {
+    settle_and(env, future, convert, |_| {})
+}
+
+/// [`settle`], running `after` on Node's thread just before the promise settles either way.
+fn settle_and<'env, T, V, O, F, C, A>(
+    env: &'env Env,
+    future: F,
+    convert: C,
+    after: A,
+) -> Result<PromiseRaw<'env, V>>
+where
+    V: ToNapiValue + 'static,
+    O: Outcome<T>,
+    F: Future<Output = O> + Send + 'static,
+    C: FnOnce(&Env, T) -> Result<V> + 'static,
+    A: FnOnce(&Env) + 'static,
+{
     env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, outcome| {
+        after(env);
         match outcome.finish() {
             Ok(value) => convert(env, value),
             Err(error) => Err(to_napi_error(env, error)),

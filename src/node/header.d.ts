@@ -16,14 +16,6 @@ export type ExecutorErrorCode =
   | "ERR_TOOL_PROXY_FAIL"
   | "ERR_CLEANUP_FAILED"
 
-/** One console call of a run (spec §3.1). */
-export interface LogEntry {
-  level: "log" | "info" | "warn" | "error"
-  message: string
-  /** ISO-8601 time of the call. */
-  ts: string
-}
-
 /**
  * Every failure of the executor (spec §8.1): thrown by the constructor, rejected by `init()`,
  * `run()` and `cleanup()`. `instanceof Error` holds.
@@ -74,5 +66,26 @@ export interface ICodeExecutor {
   cleanup(): Promise<void>
 }
 
-/** `SESExecutor implements ICodeExecutor` (declaration merging with the class below). */
-export interface SESExecutor extends ICodeExecutor {}
+/**
+ * `SESExecutor implements ICodeExecutor` (declaration merging with the class below), and is
+ * disposable: `await using executor = await SESExecutor.create()` cleans it up at the end of
+ * the block.
+ */
+export interface SESExecutor extends ICodeExecutor {
+  /** `cleanup()`, except that a `NEW` executor (nothing to release) resolves at once. */
+  [Symbol.asyncDispose](): Promise<void>
+}
+
+/**
+ * The system prompt of the JavaScript `CodeAgent` (spec §14.2), as a Handlebars template with
+ * the placeholders of smolagents-ts's template loader: `{{code_block_opening_tag}}`,
+ * `{{code_block_closing_tag}}`, `{{{tools_prompt}}}` (see `renderToolsPrompt`),
+ * `{{authorized_imports}}` and the `{{#if custom_instructions}}` block.
+ */
+export declare const CODE_AGENT_SYSTEM_PROMPT: string
+
+/**
+ * The four example exchanges of spec §14.3 (document QA, arithmetic, translation + image QA,
+ * population comparison), as templates with the code-block placeholders.
+ */
+export declare const CODE_AGENT_EXAMPLES: readonly [string, string, string, string]

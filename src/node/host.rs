@@ -16,8 +16,10 @@ use napi::bindgen_prelude::{
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, JsValue, Status};
 
+use super::log_stream::LogStream;
 use super::value::{from_js, to_js};
 use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult, ToolSettlement};
+use crate::engine::LogEntry;
 use crate::tool_args::named_inputs;
 use crate::value::Value;
 
@@ -56,11 +58,14 @@ impl JsValuesTupleIntoVec for JsArgs {
 /// The [`Host`] the engine thread calls.
 pub struct NodeHost {
     bridge: ThreadsafeFunction<ToolCall, (), (), Status, false, true>,
+    /// `onLog`, when the caller set it.
+    logs: Option<LogStream>,
 }
 
 impl NodeHost {
-    /// A host dispatching to `tools`, bound to `env`'s thread.
-    pub fn new(env: &Env, tools: ToolTable) -> napi::Result<Self> {
+    /// A host dispatching to `tools`, and streaming log entries to `logs` if given, bound to
+    /// `env`'s thread.
+    pub fn new(env: &Env, tools: ToolTable, logs: Option<LogStream>) -> napi::Result<Self> {
         // The function the ThreadsafeFunction calls is a no-op: the work happens in its
         // callback, which has the environment and can call each tool with its own `this` and
         // any number of arguments.
@@ -73,7 +78,7 @@ impl NodeHost {
                 dispatch(&context.env, &tools, context.value);
                 Ok(())
             })?;
-        Ok(Self { bridge })
+        Ok(Self { bridge, logs })
     }
 }
 
@@ -83,6 +88,22 @@ impl Host for NodeHost {
         let _ = self
             .bridge
             .call(call, ThreadsafeFunctionCallMode::NonBlocking);
+    }
+
+    fn streams_logs(&self) -> bool {
+        self.logs.is_some()
+    }
+
+    fn log(&self, entry: LogEntry) {
+        if let Some(logs) = &self.logs {
+            logs.log(entry);
+        }
+    }
+
+    fn flush_logs(&self) {
+        if let Some(logs) = &self.logs {
+            logs.flush();
+        }
     }
 }
 

@@ -1,20 +1,27 @@
 //! The Node.js boundary (napi): converts arguments and results and forwards to the executor.
 //! Nothing here decides behaviour.
 
+mod dispose;
 mod error;
 mod executor;
 mod host;
+mod log_stream;
 mod options;
 mod program;
+mod prompt;
 mod value;
 
 use napi::bindgen_prelude::JsObjectValue;
-use napi::bindgen_prelude::Object;
+use napi::bindgen_prelude::{Object, Unknown};
 use napi::{Env, Result};
 
-/// Module initialisation: defines and exports the `ExecutorError` class for this environment.
+/// Module initialisation: defines and exports the `ExecutorError` class for this environment,
+/// exports the prompt templates, and makes executors disposable.
 #[napi(module_exports)]
 pub fn init(mut exports: Object, env: Env) -> Result<()> {
     let class = error::define_class(&env)?;
-    exports.set_named_property("ExecutorError", class)
+    exports.set_named_property("ExecutorError", class)?;
+    prompt::export_templates(&env, &mut exports)?;
+    let executor: Unknown = exports.get_named_property("SESExecutor")?;
+    dispose::install(&env, executor)
 }

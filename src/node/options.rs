@@ -44,6 +44,10 @@ pub struct ExecutorOptions {
     /// exports that call the host like tools and whose other values are copied.
     #[napi(ts_type = "Record<string, string | Record<string, unknown>>")]
     pub modules: Option<HashMap<String, String>>,
+    /// Called with each log entry while the run goes on (§10.2), in call order and before the
+    /// run's promise settles; what it throws is ignored.
+    #[napi(ts_type = "(entry: LogEntry) => void")]
+    pub on_log: Option<String>,
 }
 
 /// Reads `options` (`undefined` or an object) into [`RawOptions`].
