@@ -4,7 +4,7 @@
 import { realpathSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import repl from 'node:repl'
+import readline from 'node:readline'
 import { pathToFileURL } from 'node:url'
 import { inspect, parseArgs } from 'node:util'
 
@@ -119,7 +119,7 @@ async function hostTools(values) {
   return tools
 }
 
-/** The error as text: code and message, the user's line with a caret, or each diagnostic. */
+/** The error as text: code and message, then the user's line with a caret, or fix hints. */
 export function describeError(error, source) {
   const lines = [`${error.code}: ${error.message}`]
   const { line, column, diagnostics } = error.details ?? {}
@@ -128,15 +128,13 @@ export function describeError(error, source) {
     lines.push(`  at line ${line}, column ${column}`)
     if (text !== undefined) lines.push(`  ${text}`, `  ${' '.repeat(Math.max(column - 1, 0))}^`)
   } else if (Array.isArray(diagnostics)) {
+    // The message already lists each blocking diagnostic with its code frame (§6.1).
     for (const diagnostic of diagnostics) {
-      if (diagnostic.codeFrame) lines.push(indent(diagnostic.codeFrame))
-      if (diagnostic.fix) lines.push(`  fix: ${diagnostic.fix}`)
+      if (diagnostic.fix) lines.push(`  fix (${diagnostic.rule}): ${diagnostic.fix}`)
     }
   }
   return lines.join('\n')
 }
-
-const indent = (text) => text.split('\n').map((line) => `  ${line}`).join('\n')
 
 function exitCodeOf(error) {
   return VALIDATION_CODES.has(error.code) ? EXIT.validation : EXIT.runtime
@@ -180,39 +178,50 @@ function incomplete(error) {
     (error.details?.diagnostics ?? []).some((d) => d.rule === 'syntax_valid' && /EOF|end of (file|input)|Unterminated/i.test(d.message))
 }
 
-/** The REPL: node:repl's line editing and history, with our executor as its evaluator. */
-async function startRepl(create, json) {
+/**
+ * The REPL: one line (or, while the code is incomplete, several) per run, in one executor, so
+ * declarations persist between lines. Lines are read one after another even when standard input
+ * is a pipe; prompts are shown only on a terminal.
+ */
+async function startRepl(create, json, out) {
   let executor = await create()
-  const server = repl.start({
-    prompt: 'ses> ',
-    ignoreUndefined: false,
-    eval: (code, _context, _file, callback) => {
-      if (code.trim() === '') return callback(null)
-      executor.run(code).then(
-        (result) => {
-          if (json) {
-            server.output.write(`${toJson(result)}\n`)
-            return callback(null)
-          }
-          if (result.is_final_answer) server.output.write('(final answer)\n')
-          callback(null, result.output)
-        },
-        async (error) => {
-          if (!(error instanceof ExecutorError)) return callback(error)
-          if (incomplete(error)) return callback(new repl.Recoverable(error))
-          server.output.write(`${json ? toJson(errorJson(error)) : describeError(error, code)}\n`)
-          if (executor.state === 'DIRTY') {
-            server.output.write('the sandbox is DIRTY after that error; starting a fresh one (earlier state is gone)\n')
-            await executor.cleanup()
-            executor = await create()
-          }
-          callback(null)
-        },
-      )
-    },
-    writer: (value) => inspect(value, { colors: server?.useColors ?? false, depth: 6 }),
-  })
-  await new Promise((resolve) => server.on('exit', resolve))
+  const terminal = Boolean(process.stdin.isTTY)
+  const lines = readline.createInterface({ input: process.stdin, output: terminal ? out : undefined, terminal })
+  const prompt = (text) => {
+    if (!terminal) return
+    lines.setPrompt(text)
+    lines.prompt()
+  }
+  let pending = ''
+  prompt('ses> ')
+  for await (const line of lines) {
+    if (pending === '' && line.trim() === '.exit') break
+    if (pending === '' && line.trim() === '') {
+      prompt('ses> ')
+      continue
+    }
+    pending = pending === '' ? line : `${pending}\n${line}`
+    try {
+      const result = await executor.run(pending)
+      if (json) out.write(`${toJson(result)}\n`)
+      else out.write(`${result.is_final_answer ? '(final answer) ' : ''}${inspect(result.output, { colors: terminal, depth: 6 })}\n`)
+    } catch (error) {
+      if (!(error instanceof ExecutorError)) throw error
+      if (incomplete(error)) {
+        prompt('... ')
+        continue
+      }
+      out.write(`${json ? toJson(errorJson(error)) : describeError(error, pending)}\n`)
+      if (executor.state === 'DIRTY') {
+        out.write('the sandbox is DIRTY after that error; starting a fresh one (earlier state is gone)\n')
+        await executor.cleanup()
+        executor = await create()
+      }
+    }
+    pending = ''
+    prompt('ses> ')
+  }
+  lines.close()
   await executor.cleanup()
 }
 
@@ -261,7 +270,7 @@ export async function main(argv, { stdout = process.stdout } = {}) {
   let executor
   try {
     if (positionals.length === 0) {
-      await startRepl(create, values.json)
+      await startRepl(create, values.json, stdout)
       return EXIT.ok
     }
     const [file] = positionals

@@ -1,0 +1,182 @@
+// Issue 7 point 3: the `ses-exec` command, run as a child process exactly as a user runs it.
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+import { beforeAll, describe, expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const bin = path.join(root, 'bin', 'ses-exec.mjs')
+
+interface Finished {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function sesExec(args: string[], stdin = ''): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: root, stdio: 'pipe' })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => (stdout += chunk))
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(stdin)
+  })
+}
+
+let dir: string
+const file = async (name: string, text: string) => {
+  const at = path.join(dir, name)
+  await writeFile(at, text)
+  return at
+}
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'ses-exec-test-'))
+})
+
+describe('ses-exec FILE', () => {
+  it('runs the README example and prints logs, output and is_final_answer (exit 0)', async () => {
+    const run = await sesExec(['examples/hello.js'])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('first primes: [')
+    expect(run.stdout).toContain("output: 'The 10th prime is 29'")
+    expect(run.stdout).toContain('is_final_answer: true')
+  })
+
+  it('--json prints the CodeOutput with logEntries and stats', async () => {
+    const run = await sesExec(['--json', await file('json.js', 'console.warn("w"); ({ n: 10n, list: [1, 2] })')])
+    expect(run.code).toBe(0)
+    const result = JSON.parse(run.stdout)
+    expect(result).toMatchObject({ output: { n: '10', list: [1, 2] }, logs: 'w', is_final_answer: false })
+    expect(result.logEntries[0]).toMatchObject({ level: 'warn', message: 'w' })
+    expect(result.stats.wallTimeMs).toBeGreaterThan(0)
+  })
+
+  it('reads the program from standard input with "-"', async () => {
+    const run = await sesExec(['-'], 'const a: number = 40; a + 2')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('output: 42')
+  })
+
+  it('a runtime error exits 1 and shows the user\'s line with a caret', async () => {
+    const run = await sesExec([await file('throws.js', 'const ok = 1;\nconst bad = ok.missing.deeper;\n')])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('ERR_RUNTIME_EXCEPTION')
+    expect(run.stderr).toContain('at line 2, column')
+    expect(run.stderr).toMatch(/ {2}const bad = ok\.missing\.deeper;\n {2}\s*\^/)
+  })
+
+  it('a validation error exits 2 with the code frame', async () => {
+    const run = await sesExec([await file('invalid.js', 'let a = ;')])
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('ERR_VALIDATION_FAILED')
+    expect(run.stderr).toContain('1 | let a = ;')
+  })
+
+  it('a refused import exits 2; --authorized-imports with --module lets it load', async () => {
+    const program = await file('imports.js', 'const { twice } = await import("helpers"); twice(21)')
+    const refused = await sesExec([program])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('ERR_IMPORT_NOT_ALLOWED')
+    const helpers = await file('helpers.mjs', 'export const twice = (x) => x * 2')
+    const loaded = await sesExec(['--authorized-imports', 'helpers', '--module', `helpers=${helpers}`, program])
+    expect(loaded.code).toBe(0)
+    expect(loaded.stdout).toContain('output: 42')
+  })
+
+  it('a timeout exits 1 with ERR_EXEC_TIMEOUT', async () => {
+    const run = await sesExec(['--timeout-ms', '100', '--max-operations', '1e12', await file('spin.js', 'while (true) {}')])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('ERR_EXEC_TIMEOUT')
+  })
+
+  it('every ExecutorOptions flag reaches the executor (--max-operations)', async () => {
+    const run = await sesExec(['--max-operations', '10', await file('loop.js', 'for (let i = 0; i < 11; i++) {}')])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('Max operations exceeded (10)')
+  })
+
+  it('--collect-console-levels and --max-log-bytes shape the logs', async () => {
+    const program = await file('levels.js', 'console.log("hidden"); console.error("shown")')
+    const run = await sesExec(['--json', '--collect-console-levels', 'error', '--max-log-bytes', '1024', program])
+    expect(JSON.parse(run.stdout).logs).toBe('shown')
+  })
+
+  it('options the executor refuses, and bad flags, exit 64', async () => {
+    expect((await sesExec(['--timeout-ms', '0', 'examples/hello.js'])).code).toBe(64)
+    expect((await sesExec(['--timeout-ms', 'soon', 'examples/hello.js'])).code).toBe(64)
+    expect((await sesExec(['--no-such-flag'])).code).toBe(64)
+    expect((await sesExec([path.join(dir, 'missing.js')])).code).toBe(64)
+  })
+
+  it('--tools loads host tools from a Node module', async () => {
+    const tools = await file('tools.mjs', 'export const add = (a, b) => a + b\nexport const later = async (x) => x * 2\n')
+    const run = await sesExec(['--tools', tools, await file('use-tools.js', 'add(1, 2) + await later(5)')])
+    expect(run.stderr).toBe('')
+    expect(run.stdout).toContain('output: 13')
+  })
+
+  it('--workspace exposes file tools confined to the folder', async () => {
+    const workspace = await mkdtemp(path.join(tmpdir(), 'ses-exec-ws-'))
+    await writeFile(path.join(workspace, 'in.txt'), 'hello')
+    const program = await file('ws.js', [
+      'const text = await read_file("in.txt");',
+      'await write_file("out/copy.txt", text.toUpperCase());',
+      'let escaped;',
+      'try { await read_file("../../../etc/passwd"); escaped = true } catch (e) { escaped = e.message }',
+      'escaped',
+    ].join('\n'))
+    const run = await sesExec(['--workspace', workspace, program])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('is outside the workspace')
+    expect(await readFile(path.join(workspace, 'out', 'copy.txt'), 'utf8')).toBe('HELLO')
+  })
+
+  it('--help lists every ExecutorOptions flag', async () => {
+    const run = await sesExec(['--help'])
+    expect(run.code).toBe(0)
+    for (const flag of ['--max-operations', '--timeout-ms', '--run-concurrency', '--max-queued-runs', '--authorized-imports', '--max-log-bytes', '--collect-console-levels', '--memory-limit-bytes', '--max-stack-bytes', '--module', '--tools', '--workspace', '--json']) {
+      expect(run.stdout).toContain(flag)
+    }
+  })
+})
+
+describe('ses-exec REPL (no FILE)', () => {
+  it('keeps state between lines, continues incomplete code, and reports errors without ending', async () => {
+    const run = await sesExec([], [
+      'let x = 20',
+      'function twice(v) {',
+      '  return v * 2',
+      '}',
+      'twice(x) + 2',
+      'missing()',
+      'console.log("still here", x)',
+      'final_answer(x)',
+      '',
+    ].join('\n'))
+    expect(run.code).toBe(0)
+    const lines = run.stdout.trim().split('\n')
+    expect(lines).toContain('42')
+    expect(lines).toContain('still here 20')
+    expect(lines).toContain('(final answer) 20')
+    expect(run.stdout).toContain('ReferenceError: missing is not defined')
+  })
+
+  it('starts a fresh sandbox after a timeout leaves the old one DIRTY', async () => {
+    const run = await sesExec(['--timeout-ms', '100', '--max-operations', '1e12'], 'var kept = 1\nwhile (true) {}\ntypeof kept\n')
+    expect(run.stdout).toContain('ERR_EXEC_TIMEOUT')
+    expect(run.stdout).toContain('starting a fresh one')
+    expect(run.stdout.trim().split('\n').at(-1)).toBe("'undefined'")
+  })
+
+  it('.exit ends the session', async () => {
+    const run = await sesExec([], '1 + 1\n.exit\n3 + 3\n')
+    expect(run.code).toBe(0)
+    expect(run.stdout.trim()).toBe('2')
+  })
+})
