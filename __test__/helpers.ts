@@ -6,8 +6,15 @@ import type * as Binding from '../index'
 
 const require = createRequire(import.meta.url)
 
-export const { SESExecutor, ExecutorError, validateCode, prepareProgram } =
-  require('../index.js') as typeof Binding
+export const {
+  SESExecutor,
+  ExecutorError,
+  validateCode,
+  prepareProgram,
+  renderToolsPrompt,
+  CODE_AGENT_SYSTEM_PROMPT,
+  CODE_AGENT_EXAMPLES,
+} = require('../index.js') as typeof Binding
 
 export type { CodeOutput, ExecutorOptions } from '../index'
 

@@ -71,8 +71,16 @@ function errorObservation(error, code) {
  */
 export async function runAgent({ task, model, workspace, maxSteps = 8, onStep = () => {} }) {
   const tools = await createWorkspaceTools(workspace)
-  await using executor = await SESExecutor.create({ timeoutMs: 30_000 })
-  await executor.sendTools(tools)
+  const executor = await SESExecutor.create({ timeoutMs: 30_000 })
+  try {
+    await executor.sendTools(tools)
+    return await loop({ task, model, tools, executor, maxSteps, onStep })
+  } finally {
+    await executor.cleanup()
+  }
+}
+
+async function loop({ task, model, tools, executor, maxSteps, onStep }) {
   const messages = [
     { role: 'system', content: systemPrompt(tools) },
     { role: 'user', content: `New task:\n${task}` },
