@@ -2,7 +2,12 @@
 
 use std::time::Instant;
 
-use super::testing::{after, engine_with, run_on, sync, FakeHost, FakeTool};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::testing::{
+    after, engine_with, run_abortable, run_on, sync, FakeHost, FakeTool, Streamed,
+};
 use super::*;
 use crate::engine::host::ToolFailure;
 
@@ -49,7 +54,7 @@ fn host() -> FakeHost {
 fn output(report: RunReport) -> Value {
     match report.result {
         Ok(completion) => completion.output,
-        Err(error) => panic!("run failed: {error:?} (logs: {})", report.logs),
+        Err(error) => panic!("run failed: {error:?} (logs: {})", report.logs.text),
     }
 }
 
@@ -448,5 +453,116 @@ fn tools_sent_after_sandbox_code_replaced_object_freeze_are_still_frozen() {
     assert_eq!(
         output(run_on(&engine, "Reflect.isExtensible(fresh)", &options())),
         Value::Bool(false)
+    );
+}
+
+#[test]
+fn stats_count_operations_tool_calls_and_tool_time() {
+    let options = options();
+    let engine = engine_with(host(), &options);
+    let report = run_on(
+        &engine,
+        "let n = 0; for (let i = 0; i < 40; i++) n = add(n, 1); await slowAdd(1); await slowAdd(2); n",
+        &options,
+    );
+    let stats = report.stats;
+    assert_eq!(output(report), Value::Number(40.0));
+    assert_eq!(stats.operations, 40);
+    assert_eq!(stats.tool_calls, 42);
+    // Two sequential 50 ms async tools.
+    assert!(stats.tool_time >= Duration::from_millis(100), "{stats:?}");
+    assert!(stats.wall_time >= stats.tool_time, "{stats:?}");
+}
+
+#[test]
+fn the_peak_heap_follows_what_the_run_allocates_and_restarts_each_run() {
+    let options = options();
+    let engine = engine_with(FakeHost::default(), &options);
+    let big = run_on(
+        &engine,
+        "let big = new Array(100000).fill(0).map((_, i) => [i]); big.length",
+        &options,
+    );
+    let after_release = run_on(&engine, "big = null; 1", &options);
+    let small = run_on(&engine, "2", &options);
+    assert!(big.stats.peak_heap_bytes > small.stats.peak_heap_bytes + 1_000_000);
+    assert!(after_release.stats.peak_heap_bytes >= small.stats.peak_heap_bytes);
+    assert!(small.stats.peak_heap_bytes > 0);
+}
+
+#[test]
+fn log_entries_are_streamed_as_written_and_flushed_before_the_report() {
+    let streamed = Arc::new(Mutex::new(Vec::new()));
+    let options = options();
+    let engine = engine_with(host().streaming(&streamed), &options);
+    let report = run_on(
+        &engine,
+        "console.log('a'); await slowAdd(1); console.warn('b')",
+        &options,
+    );
+    assert_eq!(report.logs.entries.len(), 2);
+    assert_eq!(
+        *streamed.lock().unwrap(),
+        [
+            Streamed::Entry("a".into()),
+            Streamed::Entry("b".into()),
+            Streamed::Flush
+        ]
+    );
+    // A run that logged nothing needs no flush.
+    run_on(&engine, "1", &options);
+    assert_eq!(streamed.lock().unwrap().len(), 3);
+}
+
+#[test]
+fn an_abort_stops_a_busy_run_and_leaves_the_context_dirty() {
+    let options = Options {
+        max_operations: u64::MAX,
+        timeout_ms: 60_000,
+        ..Options::default()
+    };
+    let engine = engine_with(FakeHost::default(), &options);
+    let abort = RunAbort::new();
+    let aborter = abort.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        aborter.abort();
+    });
+    let started = Instant::now();
+    let report = run_abortable(&engine, "while (true) {}", &options, &abort);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(report.dirty);
+    assert_eq!(error(report), EngineError::Aborted { started: true });
+}
+
+#[test]
+fn an_abort_wakes_a_run_waiting_for_a_tool() {
+    let options = Options {
+        timeout_ms: 60_000,
+        ..Options::default()
+    };
+    let engine = engine_with(host(), &options);
+    let abort = RunAbort::new();
+    let aborter = abort.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        aborter.abort();
+    });
+    let report = run_abortable(&engine, "await never()", &options, &abort);
+    assert_eq!(error(report), EngineError::Aborted { started: true });
+}
+
+#[test]
+fn a_run_aborted_before_it_starts_runs_nothing_and_stays_clean() {
+    let options = options();
+    let engine = engine_with(FakeHost::default(), &options);
+    let abort = RunAbort::new();
+    abort.abort();
+    let report = run_abortable(&engine, "globalThis.ran = true", &options, &abort);
+    assert!(!report.dirty);
+    assert_eq!(error(report), EngineError::Aborted { started: false });
+    assert_eq!(
+        output(run_on(&engine, "typeof ran", &options)),
+        Value::String("undefined".into())
     );
 }

@@ -455,6 +455,10 @@ fn option_refused(message: &str) -> ExecutorError {
     validation_failed(&[Diagnostic::error("options_valid", message)])
 }
 
+/// `signal.addEventListener` / `removeEventListener`, called with `("abort", listener)`.
+type ListenerMethod<'env> =
+    Function<'env, FnArgs<(&'static str, Function<'env, (), ()>)>, Unknown<'env>>;
+
 /// An `AbortSignal` listened to for the length of one run.
 struct SignalWatch {
     signal: ObjectRef<false>,
@@ -488,8 +492,7 @@ fn watch_signal(
             abort.abort();
             return Ok(None);
         }
-        let add: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> =
-            signal.get_named_property("addEventListener")?;
+        let add: ListenerMethod = signal.get_named_property("addEventListener")?;
         let on_abort = abort.clone();
         let listener = env.create_function_from_closure::<(), (), _>("abortRun", move |_| {
             on_abort.abort();
@@ -512,8 +515,7 @@ impl SignalWatch {
     fn detach(self, env: &Env) {
         let removed = || -> Result<()> {
             let signal = self.signal.get_value(env)?;
-            let remove: Function<FnArgs<(&str, Function<(), ()>)>, Unknown> =
-                signal.get_named_property("removeEventListener")?;
+            let remove: ListenerMethod = signal.get_named_property("removeEventListener")?;
             remove.apply(
                 signal,
                 FnArgs::from(("abort", self.listener.borrow_back(env)?)),
