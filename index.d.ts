@@ -152,9 +152,9 @@ export interface CodeOutput {
    * The same console output as structured entries, in call order, under the same
    * `maxLogBytes` budget (§10.2).
    */
-  logEntries: Array<JsLogEntry>
+  logEntries: Array<LogEntry>
   /** Figures about the run (§10.2). */
-  stats: JsRunStats
+  stats: RunStats
 }
 
 /** One finding of a validation rule (§3.1). */
@@ -212,7 +212,7 @@ export interface ExecutorOptions {
   onLog?: (entry: LogEntry) => void
 }
 
-/** The JS shape of a [`LogEntry`] (§3.1). */
+/** One console call of a run (§3.1 `LogEntry`). */
 export interface LogEntry {
   level: "log" | "info" | "warn" | "error"
   message: string

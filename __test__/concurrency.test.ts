@@ -1,7 +1,7 @@
 // Spec §2.3 (concurrency), §7.5 / §7.6 (timeouts, DIRTY), CF-02, CF-03, CF-04, CF-10.
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { SESExecutor, rejectionOf } from './helpers'
+import { contractOf, rejectionOf, SESExecutor } from './helpers'
 
 const sleepTool = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -38,8 +38,8 @@ describe('runConcurrency (§2.3)', () => {
     })
     const [a, b] = await Promise.all([runA, runB])
     expect(finished).toEqual(['A', 'B'])
-    expect(a).toEqual({ output: 'A', logs: '', is_final_answer: true })
-    expect(b).toEqual({ output: 'B', logs: '', is_final_answer: true })
+    expect(contractOf(a)).toEqual({ output: 'A', logs: '', is_final_answer: true })
+    expect(contractOf(b)).toEqual({ output: 'B', logs: '', is_final_answer: true })
     expect(executor.state).toBe('READY')
   })
 

@@ -124,7 +124,7 @@ describe('every ExecutorError field (§3.1, §8.1, §8.2)', () => {
     const error = await rejectionOf(slow.run('console.log("started"); while (true) {}'))
     expect(error.code).toBe('ERR_EXEC_TIMEOUT')
     expect(error.message).toBe('Execution timed out after 30ms')
-    expect(error.details).toEqual({ timeoutMs: 30 })
+    expect(error.details).toEqual({ timeoutMs: 30, reason: 'timeout' })
     expect(error.logs).toBe('started')
     expect(slow.state).toBe('DIRTY')
     await slow.cleanup()

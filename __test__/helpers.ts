@@ -18,6 +18,11 @@ export const {
 
 export type { CodeOutput, ExecutorOptions } from '../index'
 
+/** The fields of `CodeOutput` that spec §3.1 defines, without the §10.2 extensions. */
+export function contractOf({ output, logs, is_final_answer }: { output: unknown; logs: string; is_final_answer: boolean }) {
+  return { output, logs, is_final_answer }
+}
+
 /** Awaits `promise` and returns what it rejected with; fails the test if it resolved. */
 export async function rejectionOf(promise: Promise<unknown>): Promise<InstanceType<typeof ExecutorError>> {
   try {

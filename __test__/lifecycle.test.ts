@@ -1,7 +1,7 @@
 // Spec §4 (lifecycle and state machine), §9.1, CF-01.
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { ExecutorError, SESExecutor, rejectionOf } from './helpers'
+import { contractOf, ExecutorError, rejectionOf, SESExecutor } from './helpers'
 
 const live: InstanceType<typeof SESExecutor>[] = []
 function track(executor: InstanceType<typeof SESExecutor>) {
@@ -101,7 +101,7 @@ describe('§4.2 transitions, row by row', () => {
     expect(executor.state).toBe('DEAD')
     await executor.init()
     const result = await executor.run('final_answer("ok")')
-    expect(result).toEqual({ output: 'ok', logs: '', is_final_answer: true })
+    expect(contractOf(result)).toEqual({ output: 'ok', logs: '', is_final_answer: true })
   })
 
   it('READY --cleanup()--> DEAD', async () => {

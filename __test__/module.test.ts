@@ -47,8 +47,8 @@ describe('package entry points', () => {
   })
 })
 
-describe('README quick start', () => {
-  it('examples/quickstart.mjs runs and prints what the README shows', () => {
+describe('examples/quickstart.mjs', () => {
+  it('runs and prints the results its comments describe', () => {
     const printed = node([join(root, 'examples', 'quickstart.mjs')])
     expect(printed).toContain("output: 19.5")
     expect(printed).toContain("logs: 'items: 3 { total: 19.5 }'")

@@ -2,7 +2,7 @@
 // "Persistence" and "TypeScript-annotated agent code".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { SESExecutor, rejectionOf } from './helpers'
+import { contractOf, rejectionOf, SESExecutor } from './helpers'
 
 let executor: InstanceType<typeof SESExecutor>
 beforeAll(async () => {
@@ -17,7 +17,7 @@ const output = async (code: string) => (await run(code)).output
 
 describe('output: the last expression statement', () => {
   it('is the value of the last expression statement', async () => {
-    expect(await run('const a = 20;\na + 22')).toEqual({ output: 42, logs: '', is_final_answer: false })
+    expect(contractOf(await run('const a = 20;\na + 22'))).toEqual({ output: 42, logs: '', is_final_answer: false })
   })
 
   it('is undefined when the last statement is not an expression', async () => {
@@ -47,7 +47,7 @@ describe('top-level return and await (the async wrapper)', () => {
   })
 
   it('return with no value gives undefined and skips the rest', async () => {
-    expect(await run('console.log("before"); return; console.log("after")')).toEqual({
+    expect(contractOf(await run('console.log("before"); return; console.log("after")'))).toEqual({
       output: undefined,
       logs: 'before',
       is_final_answer: false,
@@ -55,7 +55,7 @@ describe('top-level return and await (the async wrapper)', () => {
   })
 
   it('return inside try/finally runs the finally block first', async () => {
-    expect(await run('try { return 1 } finally { console.log("finally ran") }')).toEqual({
+    expect(contractOf(await run('try { return 1 } finally { console.log("finally ran") }'))).toEqual({
       output: 1,
       logs: 'finally ran',
       is_final_answer: false,
@@ -73,7 +73,7 @@ describe('top-level return and await (the async wrapper)', () => {
 
 describe('final_answer (§5.4)', () => {
   it('ends the run with is_final_answer and its value', async () => {
-    expect(await run('final_answer({ answer: 42 })')).toEqual({
+    expect(contractOf(await run('final_answer({ answer: 42 })'))).toEqual({
       output: { answer: 42 },
       logs: '',
       is_final_answer: true,
@@ -82,7 +82,7 @@ describe('final_answer (§5.4)', () => {
 
   it('nothing after final_answer runs', async () => {
     const result = await run('console.log("a"); final_answer("x"); console.log("b"); globalThis.after = 1')
-    expect(result).toEqual({ output: 'x', logs: 'a', is_final_answer: true })
+    expect(contractOf(result)).toEqual({ output: 'x', logs: 'a', is_final_answer: true })
     expect(await output('typeof after')).toBe('undefined')
   })
 
@@ -91,7 +91,7 @@ describe('final_answer (§5.4)', () => {
       try { final_answer("caught?") } catch (e) { console.log("caught", e) }
       try { final_answer("again") } finally { console.log("finally") }
       console.log("still running")`
-    expect(await run(code)).toEqual({ output: 'caught?', logs: '', is_final_answer: true })
+    expect(contractOf(await run(code))).toEqual({ output: 'caught?', logs: '', is_final_answer: true })
   })
 
   it('ends the run from inside nested async functions', async () => {
@@ -99,11 +99,11 @@ describe('final_answer (§5.4)', () => {
       async function deep() { await null; try { final_answer("deep") } catch {} return "no" }
       const r = await deep().catch(() => "swallowed");
       console.log("after", r)`
-    expect(await run(code)).toEqual({ output: 'deep', logs: '', is_final_answer: true })
+    expect(contractOf(await run(code))).toEqual({ output: 'deep', logs: '', is_final_answer: true })
   })
 
   it('with no argument gives undefined as the final answer', async () => {
-    expect(await run('final_answer()')).toEqual({ output: undefined, logs: '', is_final_answer: true })
+    expect(contractOf(await run('final_answer()'))).toEqual({ output: undefined, logs: '', is_final_answer: true })
   })
 
   it('is not final on a normal run', async () => {

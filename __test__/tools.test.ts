@@ -1,7 +1,7 @@
 // Spec §7.4 (tool invocation), §5.2 (endowments), CF-07; DESIGN.md "Tools", "Tool failures".
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { SESExecutor, rejectionOf } from './helpers'
+import { contractOf, rejectionOf, SESExecutor } from './helpers'
 
 const live: InstanceType<typeof SESExecutor>[] = []
 async function executorWith(tools: Record<string, unknown>, options = {}) {
@@ -230,7 +230,7 @@ describe('error mapping (§7.4): ERR_TOOL_PROXY_FAIL vs ERR_RUNTIME_EXCEPTION', 
   it('a tool failure caught by user code does not fail the run', async () => {
     const executor = await executorWith({ flaky: async () => Promise.reject(new Error('try later')) })
     const code = 'let result; try { result = await flaky() } catch (e) { result = "recovered from " + e.message } result'
-    expect(await executor.run(code)).toEqual({ output: 'recovered from try later', logs: '', is_final_answer: false })
+    expect(contractOf(await executor.run(code))).toEqual({ output: 'recovered from try later', logs: '', is_final_answer: false })
   })
 
   it('an error after the tool returned is ERR_RUNTIME_EXCEPTION', async () => {

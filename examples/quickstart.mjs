@@ -3,6 +3,8 @@
 import { ExecutorError, SESExecutor } from '@smolagents-ts/ses-executor'
 
 const executor = await SESExecutor.create({ maxOperations: 10_000, timeoutMs: 2_000 })
+// The spec's fields of a result; `logEntries` and `stats` are there too (README, Observability).
+const show = ({ output, logs, is_final_answer }) => ({ output, logs, is_final_answer })
 
 const step1 = await executor.run(`
   const prices: number[] = [3, 4.5, 12];
@@ -10,10 +12,10 @@ const step1 = await executor.run(`
   console.log("items:", prices.length, { total });
   total
 `)
-console.log('step 1 ->', step1)
+console.log('step 1 ->', show(step1))
 
 const step2 = await executor.run(`final_answer(\`The total is \${total}\`)`)
-console.log('step 2 ->', step2)
+console.log('step 2 ->', show(step2), 'in', step2.stats.wallTimeMs.toFixed(2), 'ms')
 
 try {
   await executor.run('while (true) {}')

@@ -37,8 +37,10 @@ pub struct CodeOutput {
     pub is_final_answer: bool,
     /// The same console output as structured entries, in call order, under the same
     /// `maxLogBytes` budget (§10.2).
+    #[napi(ts_type = "Array<LogEntry>")]
     pub log_entries: Vec<JsLogEntry>,
     /// Figures about the run (§10.2).
+    #[napi(ts_type = "RunStats")]
     pub stats: JsRunStats,
 }
 

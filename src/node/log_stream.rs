@@ -19,7 +19,7 @@ pub enum LogMessage {
     Flush(mpsc::Sender<()>),
 }
 
-/// The JS shape of a [`LogEntry`] (§3.1).
+/// One console call of a run (§3.1 `LogEntry`).
 #[napi(object, object_from_js = false, js_name = "LogEntry")]
 pub struct JsLogEntry {
     #[napi(ts_type = "\"log\" | \"info\" | \"warn\" | \"error\"")]
