@@ -12,6 +12,7 @@ use napi::{Env, JsValue, Result};
 use super::error::to_napi_error;
 use super::host::{JsArgs, NodeHost, NodeTool, ToolTable};
 use super::options::read;
+use super::program::{read_code, CODE_NOT_A_STRING};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::error::ExecutorError;
@@ -162,15 +163,12 @@ impl SesExecutor {
     /// Validates, rewrites and runs `code` (§7.2).
     #[napi(ts_args_type = "code: string", ts_return_type = "Promise<CodeOutput>")]
     pub fn run<'env>(&self, env: &'env Env, code: Unknown) -> Result<PromiseRaw<'env, CodeOutput>> {
-        let code = match code.get_type() {
-            Ok(ValueType::String) => code
-                .coerce_to_string()
-                .and_then(|s| s.into_utf8())
-                .and_then(|s| s.into_owned())?,
-            _ => {
+        let code = match read_code(code)? {
+            Some(code) => code,
+            None => {
                 let error = validation_failed(&[Diagnostic::error(
                     code_non_empty::RULE,
-                    "code must be a string",
+                    CODE_NOT_A_STRING,
                 )]);
                 return settle(env, async move { Err(error) }, |_, output: RunOutput| {
                     Ok(output.into())
