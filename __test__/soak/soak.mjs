@@ -2,11 +2,15 @@
 //
 // Phase 1: SOAK_CYCLES (10 000) full lifecycles, new SESExecutor → init → sendTools → run →
 // cleanup. Phase 2: SOAK_RUNS (100 000) runs on one executor, each calling a sync and an async
-// tool. For each phase it prints RSS, thread count (/proc/self/status Threads), open fds
-// (/proc/self/fd) and process.getActiveResourcesInfo() at the start, after a warm-up, at each
-// tenth and at the end, and fails (exit 1) if RSS grew more than SOAK_MAX_GROWTH_MIB (32) past
-// the warm-up, or threads, fds or active resources did not return to where they started. The
-// whole script stops itself after SOAK_MAX_SECONDS (1200).
+// tool. For each phase it prints RSS, thread count (/proc/self/status Threads, and how many of
+// them are engine threads, named `ses-executor`), open fds (/proc/self/fd) and
+// process.getActiveResourcesInfo() at the start, after a warm-up (5 %), at each tenth and at the
+// end. It fails (exit 1) if RSS grew more than SOAK_MAX_GROWTH_MIB (32) past the warm-up or more
+// than SOAK_MAX_LATE_GROWTH_MIB (8) over the second half (a leak grows linearly; allocator and
+// heap warm-up levels off), or engine threads, fds or active resources did not return to where
+// they started. (Total threads may rise by the tokio runtime's own: its workers start with the
+// first executor, and the blocking threads that join engine threads idle for 10 s before they
+// exit.) The whole script stops itself after SOAK_MAX_SECONDS (1200).
 import { readFileSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
@@ -15,6 +19,7 @@ const { SESExecutor } = createRequire(import.meta.url)('../../index.js')
 const CYCLES = Number(process.env.SOAK_CYCLES ?? 10_000)
 const RUNS = Number(process.env.SOAK_RUNS ?? 100_000)
 const MAX_GROWTH_MIB = Number(process.env.SOAK_MAX_GROWTH_MIB ?? 32)
+const MAX_LATE_GROWTH_MIB = Number(process.env.SOAK_MAX_LATE_GROWTH_MIB ?? 8)
 const MAX_SECONDS = Number(process.env.SOAK_MAX_SECONDS ?? 1200)
 const WARM_UP = 0.05
 
@@ -39,12 +44,20 @@ async function sample(label, done) {
     await settle()
   }
   const threads = Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))[1])
+  const engines = readdirSync('/proc/self/task').filter((tid) => {
+    try {
+      return readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'ses-executor'
+    } catch {
+      return false
+    }
+  }).length
   const resources = process.getActiveResourcesInfo().filter((name) => name !== 'Timeout')
   return {
     label,
     done,
     rssMiB: +(process.memoryUsage().rss / 2 ** 20).toFixed(1),
     threads,
+    engines,
     fds: readdirSync('/proc/self/fd').length,
     resources: resources.sort().join(',') || '-',
     seconds: +((Date.now() - started) / 1000).toFixed(1),
@@ -62,16 +75,20 @@ async function phase(name, total, step) {
   }
   console.log(`\n${name}`)
   console.table(rows)
-  const [start, warm, end] = [rows[0], rows[1], rows.at(-1)]
+  const [start, warm, half, end] = [rows[0], rows[1], rows.find((row) => row.done === Math.floor(total / 2)), rows.at(-1)]
   const growth = end.rssMiB - warm.rssMiB
+  const late = end.rssMiB - half.rssMiB
   const problems = []
   if (growth > MAX_GROWTH_MIB) problems.push(`RSS grew ${growth.toFixed(1)} MiB after warm-up (limit ${MAX_GROWTH_MIB})`)
-  if (end.threads > start.threads) problems.push(`threads ${start.threads} -> ${end.threads}`)
+  if (late > MAX_LATE_GROWTH_MIB) problems.push(`RSS grew ${late.toFixed(1)} MiB over the second half (limit ${MAX_LATE_GROWTH_MIB})`)
+  if (end.engines > start.engines) problems.push(`engine threads ${start.engines} -> ${end.engines}`)
   if (end.fds > start.fds) problems.push(`fds ${start.fds} -> ${end.fds}`)
   if (end.resources !== start.resources) problems.push(`active resources ${start.resources} -> ${end.resources}`)
   console.log(
-    `${name}: RSS ${start.rssMiB} -> ${warm.rssMiB} (warm) -> ${end.rssMiB} MiB, growth after warm-up ${growth.toFixed(1)} MiB; ` +
-      `threads ${start.threads} -> ${end.threads}; fds ${start.fds} -> ${end.fds}; ${problems.length ? 'FAIL' : 'ok'}`,
+    `${name}: RSS ${start.rssMiB} -> ${warm.rssMiB} (warm) -> ${half.rssMiB} (half) -> ${end.rssMiB} MiB, ` +
+      `growth after warm-up ${growth.toFixed(1)} MiB, over the second half ${late.toFixed(1)} MiB; ` +
+      `threads ${start.threads} -> ${end.threads} (engine ${start.engines} -> ${end.engines}); ` +
+      `fds ${start.fds} -> ${end.fds}; ${problems.length ? 'FAIL' : 'ok'}`,
   )
   return problems
 }
