@@ -79,7 +79,7 @@ const loopsAndClocks: AttackCase[] = [
     expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'DIRTY', message: OUT_OF_MEMORY, details: { limit: 'memoryLimitBytes' } },
   },
   {
-    name: 'runaway recursion hits maxStackBytes and the executor stays READY — quickjs CVE-2020-22876 class',
+    name: 'runaway recursion hits maxStackBytes and the executor stays READY — original (QuickJS stack exhaustion)',
     code: 'function down(n) { return down(n + 1) + 1 } down(0)',
     expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'READY', details: { limit: 'maxStackBytes' } },
   },

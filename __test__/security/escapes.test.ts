@@ -40,7 +40,7 @@ const constructorChains: AttackCase[] = [
     after: (calls) => expect(calls).toEqual([]),
   },
   {
-    name: 'Function constructor through a tool result’s prototype chain — vm2 issue #32 (host object prototypes)',
+    name: 'Function constructor through a tool result’s prototype chain — original (vm2-style host prototype chains)',
     code: `const r = echo({ a: 1 }); r.constructor.constructor('return process')()${STEAL}`,
     tools: echo,
     expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'READY', message: EVAL_REFUSED },
@@ -286,6 +286,31 @@ const valuesHandedOut: AttackCase[] = [
   },
 ]
 
+const reentrancy: AttackCase[] = [
+  {
+    name: 'a tool called again from a getter while its own arguments are copied — original',
+    code: 'echo({ get x() { return echo(1) } })',
+    tools: echo,
+    expected: { output: { x: 1 } },
+    after: (calls) => expect(calls).toEqual([[1], [{ x: 1 }]]),
+  },
+  {
+    name: 'final_answer() called from a getter while the output is copied — original',
+    code: `({ get x() { final_answer('from the getter'); return 1 } })`,
+    expected: { output: 'from the getter', final: true },
+  },
+  {
+    name: 'an uncaught thrown object whose getter never returns is described without calling it — original',
+    code: 'throw { get message() { for (;;) {} } }',
+    expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'READY', message: /^Runtime exception: Uncaught \{ message: \[Getter\] \}$/ },
+  },
+  {
+    name: 'an uncaught thrown Proxy whose traps never return is described without a trap — original',
+    code: 'throw new Proxy({}, { get() { for (;;) {} }, ownKeys() { for (;;) {} } })',
+    expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'READY', message: /^Runtime exception: Uncaught \{\}$/ },
+  },
+]
+
 const hostReach: AttackCase[] = [
   {
     name: "import('fs') — vm2 CVE-2021-23449 (import() escape)",
@@ -402,6 +427,10 @@ describe('escapes: stack-trace APIs', () => {
 
 describe('escapes: getters, toJSON, Proxies, species and pollution on values handed out', () => {
   for (const attack of valuesHandedOut) it(attack.name, () => runCase(canary, attack))
+})
+
+describe('escapes: re-entering tools and final_answer while values are copied', () => {
+  for (const attack of reentrancy) it(attack.name, () => runCase(canary, attack))
 })
 
 describe('escapes: reaching the host’s modules and globals', () => {
