@@ -78,7 +78,11 @@ pub enum Stmt {
     Continue(Option<Label>),
     Return(Option<Expr>),
     Throw(Expr),
-    Try(Vec<Stmt>, Option<(Option<Ident>, Vec<Stmt>)>, Option<Vec<Stmt>>),
+    Try(
+        Vec<Stmt>,
+        Option<(Option<Ident>, Vec<Stmt>)>,
+        Option<Vec<Stmt>>,
+    ),
     Switch(Expr, Vec<(Option<Expr>, Vec<Stmt>)>),
     Function(FnKind, Ident, Vec<Ident>, Vec<Stmt>),
     Class(Ident, Vec<Member>),

@@ -210,7 +210,9 @@ fn same(a: &Value, b: &Value) -> bool {
 
 /// Copies `value` into the sandbox and back; panics on any violation of the module's rules.
 pub fn check_round_trip(value: Value) {
-    let mut slot = ENGINE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut slot = ENGINE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let engine = slot.get_or_insert_with(start);
     if set(engine, "v", value).is_err() {
         // Refused (a malformed Ref, a bad typed array, BigInt text that is no number): the
