@@ -566,3 +566,18 @@ fn a_run_aborted_before_it_starts_runs_nothing_and_stays_clean() {
         Value::String("undefined".into())
     );
 }
+
+/// Regression (issue 5, security suite "a NUL character inside a string literal"): a raw NUL that
+/// survived code generation (in a directive, a template, a regexp) failed every such run with
+/// rquickjs's "internal null bytes" error.
+#[test]
+fn raw_nul_characters_in_directives_templates_and_regexps_run() {
+    let engine = engine_with(host(), &options());
+    let run = |code: &str| output(run_on(&engine, code, &options()));
+    assert_eq!(run("'a\0b'"), Value::String("a\0b".into()));
+    assert_eq!(run("`x\0y${1}\0`"), Value::String("x\0y1\0".into()));
+    assert_eq!(
+        run("[/\0/.test('\0'), /\\\0/.test('\0')]"),
+        Value::Array(vec![Some(Value::Bool(true)), Some(Value::Bool(true))])
+    );
+}

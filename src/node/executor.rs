@@ -14,6 +14,7 @@ use super::error::to_napi_error;
 use super::host::{JsArgs, NodeHost, NodeTool, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::read;
+use super::program::{read_code, CODE_NOT_A_STRING};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::engine::{RunAbort, RunStats};
@@ -234,15 +235,12 @@ impl SesExecutor {
                 Ok(output.into())
             })
         };
-        let code = match code.get_type() {
-            Ok(ValueType::String) => code
-                .coerce_to_string()
-                .and_then(|s| s.into_utf8())
-                .and_then(|s| s.into_owned())?,
-            _ => {
+        let code = match read_code(code)? {
+            Some(code) => code,
+            None => {
                 return refuse(validation_failed(&[Diagnostic::error(
                     code_non_empty::RULE,
-                    "code must be a string",
+                    CODE_NOT_A_STRING,
                 )]));
             }
         };

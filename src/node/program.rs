@@ -1,12 +1,13 @@
 //! `validateCode` and `prepareProgram` (§6.1): the program layer without an executor (no QuickJS
 //! involved).
 
-use napi::bindgen_prelude::Unknown;
-use napi::Env;
+use napi::bindgen_prelude::{Unknown, ValueType};
+use napi::{Env, JsValue, Result};
 
 use super::options::{read, read_tool_names};
-use crate::diagnostic::{self, DiagnosticSeverity};
+use crate::diagnostic::{self, Diagnostic, DiagnosticSeverity};
 use crate::options::Options;
+use crate::program::rules::code_non_empty;
 use crate::program::{prepare_safely, ProgramContext};
 
 /// A 1-based position in the original code.
@@ -56,15 +57,36 @@ pub struct PreparedProgram {
     pub diagnostics: Vec<JsDiagnostic>,
 }
 
+/// The message of the `code_non_empty` diagnostic for code that is not a string at all.
+pub(super) const CODE_NOT_A_STRING: &str = "code must be a string";
+
+/// The code argument of `run()`, `validateCode()` and `prepareProgram()`: `None` when it is not
+/// a string, which each of them reports as a `code_non_empty` diagnostic rather than napi's own
+/// conversion error (every failure is an `ExecutorError` or a diagnostic).
+pub(super) fn read_code(code: Unknown) -> Result<Option<String>> {
+    match code.get_type()? {
+        ValueType::String => Ok(Some(code.coerce_to_string()?.into_utf8()?.into_owned()?)),
+        _ => Ok(None),
+    }
+}
+
 /// Checks `options` and `code` by every rule; `ERROR` entries would block `run()` (§6.1).
 #[napi(ts_args_type = "code: string, options?: ValidationOptions")]
-pub fn validate_code(env: Env, code: String, options: Option<Unknown>) -> Vec<JsDiagnostic> {
-    prepare_program(env, code, options).diagnostics
+pub fn validate_code(
+    env: Env,
+    code: Unknown,
+    options: Option<Unknown>,
+) -> Result<Vec<JsDiagnostic>> {
+    Ok(prepare_program(env, code, options)?.diagnostics)
 }
 
 /// Validates and rewrites `code` as `run()` would, without running it (§6.1).
 #[napi(ts_args_type = "code: string, options?: ValidationOptions")]
-pub fn prepare_program(env: Env, code: String, options: Option<Unknown>) -> PreparedProgram {
+pub fn prepare_program(
+    env: Env,
+    code: Unknown,
+    options: Option<Unknown>,
+) -> Result<PreparedProgram> {
     let mut context = ProgramContext::default();
     let mut diagnostics = match read(&env, options) {
         Ok(raw) => {
@@ -80,13 +102,21 @@ pub fn prepare_program(env: Env, code: String, options: Option<Unknown>) -> Prep
         Ok(names) => context.tool_names = names,
         Err(problem) => diagnostics.push(problem),
     }
+    let Some(code) = read_code(code)? else {
+        diagnostics.push(Diagnostic::error(code_non_empty::RULE, CODE_NOT_A_STRING));
+        return Ok(PreparedProgram {
+            original_code: String::new(),
+            transformed_code: String::new(),
+            diagnostics: diagnostics.iter().map(JsDiagnostic::from).collect(),
+        });
+    };
     // Node's thread gets no assumption about its stack: any code is prepared on a deep one.
     let prepared = prepare_safely(&code, &context, 0);
     diagnostics.extend(prepared.diagnostics.iter().cloned());
     let blocked = diagnostics
         .iter()
         .any(|diagnostic| diagnostic.severity == DiagnosticSeverity::Error);
-    PreparedProgram {
+    Ok(PreparedProgram {
         original_code: prepared.original_code,
         transformed_code: if blocked {
             String::new()
@@ -94,5 +124,5 @@ pub fn prepare_program(env: Env, code: String, options: Option<Unknown>) -> Prep
             prepared.transformed_code
         },
         diagnostics: diagnostics.iter().map(JsDiagnostic::from).collect(),
-    }
+    })
 }

@@ -4,6 +4,7 @@
 
 mod deep_stack;
 mod module;
+mod nul;
 mod parse;
 pub mod positions;
 mod rewrite;
@@ -157,7 +158,7 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
         .unwrap_or_default();
     PreparedProgram {
         original_code: code.to_owned(),
-        transformed_code: generated.code,
+        transformed_code: nul::escape(generated.code),
         diagnostics,
         positions,
         source,

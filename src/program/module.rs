@@ -30,7 +30,7 @@ pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
         return Err(reserved);
     }
     guard_module(&allocator, &mut program);
-    Ok(Codegen::new().build(&program).code)
+    Ok(super::nul::escape(Codegen::new().build(&program).code))
 }
 
 #[cfg(test)]

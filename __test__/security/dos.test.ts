@@ -1,0 +1,253 @@
+// Security suite, denial of service (issue 5): every limit of the host-bridge issue ends a
+// hostile run with its own structured error, in the state §7.5/§7.6 give it, and the host goes
+// on. Memory bombs run with a generous timeout so that the heap limit, not the clock, ends them
+// even on a loaded machine; timeouts use code that allocates nothing.
+import { afterAll, describe, expect, it } from 'vitest'
+
+import { SESExecutor, rejectionOf } from '../helpers'
+import { type AttackCase, Canary, expectUsable, runCase } from './harness'
+
+const canary = new Canary()
+afterAll(() => canary.remove())
+
+const OUT_OF_MEMORY = /InternalError: out of memory \(the executor's heap limit, memoryLimitBytes, was reached\)/
+const memoryBomb = { memoryLimitBytes: 32 * 1024 * 1024, maxOperations: 1e12, timeoutMs: 60_000 }
+
+const tools = (calls: unknown[][]) => ({
+  add: (a: number, b: number) => a + b,
+  later: async (x: number) => x,
+  never: () => {
+    calls.push([])
+    return new Promise(() => {})
+  },
+  echo: (x: unknown) => x,
+})
+
+const loopsAndClocks: AttackCase[] = [
+  {
+    name: 'while (true) {} — spec CF-09',
+    code: 'while (true) {}',
+    options: { maxOperations: 1000 },
+    expected: { code: 'ERR_MAX_OPS_EXCEEDED', state: 'READY', details: { maxOperations: 1000 } },
+  },
+  {
+    name: 'loop guard error swallowed by try/catch in an outer loop — original',
+    code: 'for (;;) { try { for (;;) {} } catch (e) {} }',
+    options: { maxOperations: 1000 },
+    expected: { code: 'ERR_MAX_OPS_EXCEEDED', state: 'READY', details: { maxOperations: 1000 } },
+  },
+  {
+    name: 'an infinite loop hidden in a generator consumed by spread — original',
+    code: 'function* g() { let i = 0; while (true) yield i++ } [...g()].length',
+    options: { maxOperations: 1000 },
+    expected: { code: 'ERR_MAX_OPS_EXCEEDED', state: 'READY', details: { maxOperations: 1000 } },
+  },
+  {
+    name: 'CPU loop with an unreachable operation budget ends at timeoutMs — spec §7.5',
+    code: 'while (true) {}',
+    options: { maxOperations: 1e15, timeoutMs: 100 },
+    expected: { code: 'ERR_EXEC_TIMEOUT', state: 'DIRTY', details: { timeoutMs: 100 } },
+  },
+  {
+    name: 'exponential recursion with try/catch (no loop to guard) — original',
+    code: 'function f(n) { try { f(n + 1) } catch { f(n + 1) } } f(0)',
+    options: { timeoutMs: 200 },
+    expected: { code: 'ERR_EXEC_TIMEOUT', state: 'DIRTY', details: { timeoutMs: 200 } },
+  },
+  {
+    name: 'catastrophic regex /(a+)+$/ — ReDoS (OWASP), original',
+    code: `/(a+)+$/.test('a'.repeat(40) + '!')`,
+    options: { timeoutMs: 200 },
+    expected: { code: 'ERR_EXEC_TIMEOUT', state: 'DIRTY', details: { timeoutMs: 200 } },
+  },
+  {
+    name: 'catastrophic regex with a backreference in String.prototype.replace — ReDoS, original',
+    code: `'x'.repeat(5000).replace(/(x+x+)+y\\1/g, '')`,
+    options: { timeoutMs: 200 },
+    expected: { code: 'ERR_EXEC_TIMEOUT', state: 'DIRTY', details: { timeoutMs: 200 } },
+  },
+  {
+    name: 'an endless microtask chain (no loop, no await) — original',
+    code: `function loop() { Promise.resolve().then(loop) } loop(); 'returned'`,
+    options: { timeoutMs: 200 },
+    expected: { code: 'ERR_EXEC_TIMEOUT', state: 'DIRTY', details: { timeoutMs: 200 } },
+  },
+  {
+    name: 'an infinite iterator without a loop in user code, spread into an array — original',
+    code: `const it = { [Symbol.iterator]() { return { next: () => ({ done: false, value: 1 }) } } }; [...it].length`,
+    options: memoryBomb,
+    expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'DIRTY', message: OUT_OF_MEMORY, details: { limit: 'memoryLimitBytes' } },
+  },
+  {
+    name: 'runaway recursion hits maxStackBytes and the executor stays READY — original (QuickJS stack exhaustion)',
+    code: 'function down(n) { return down(n + 1) + 1 } down(0)',
+    expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'READY', details: { limit: 'maxStackBytes' } },
+  },
+  {
+    name: 'Error.prepareStackTrace calling itself through new Error().stack — original',
+    code: 'Error.prepareStackTrace = () => new Error().stack; [new Error().stack]',
+    expected: { output: [undefined] },
+  },
+  {
+    name: 'JSON.parse of a million nested arrays — original',
+    code: `JSON.parse('['.repeat(1e6))`,
+    expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'READY', details: { limit: 'maxStackBytes' } },
+  },
+]
+
+const memoryAndSize: AttackCase[] = [
+  {
+    name: 'string doubling until the engine refuses — original',
+    code: `let s = 'x'; for (;;) s += s`,
+    options: { ...memoryBomb, memoryLimitBytes: 256 * 1024 * 1024 },
+    expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'READY', message: /InternalError: string too long/ },
+  },
+  {
+    name: 'an array of strings grown past memoryLimitBytes — original',
+    code: 'const keep = []; for (;;) keep.push("x".repeat(1e5) + keep.length)',
+    options: memoryBomb,
+    expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'DIRTY', message: OUT_OF_MEMORY, details: { limit: 'memoryLimitBytes' } },
+  },
+  {
+    name: 'typed-array bomb: a 1 GiB Float64Array — original',
+    code: 'new Float64Array(2 ** 27)',
+    options: memoryBomb,
+    expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'DIRTY', message: OUT_OF_MEMORY, details: { limit: 'memoryLimitBytes' } },
+  },
+  {
+    name: 'typed-array bomb: an ArrayBuffer past the engine’s maximum length — original',
+    code: 'new ArrayBuffer(2 ** 31)',
+    expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'READY', message: /RangeError: invalid array buffer length/ },
+  },
+  {
+    name: 'typed-array bomb: many small typed arrays — original',
+    code: 'const a = []; for (;;) a.push(new Uint8Array(65536))',
+    options: memoryBomb,
+    expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'DIRTY', message: OUT_OF_MEMORY, details: { limit: 'memoryLimitBytes' } },
+  },
+  {
+    name: 'an output array of length 2^32 - 1 is described, not copied — original',
+    code: 'const a = []; a.length = 2 ** 32 - 1; a',
+    expected: { output: '[ <4294967295 empty items> ]' },
+  },
+  {
+    name: 'an output nested 100 000 levels deep is cut at 1000 levels — original',
+    code: 'let o = {}; for (let i = 0; i < 1e5; i++) o = { o }; o',
+    options: { maxOperations: 1e6 },
+    expected: {
+      output: Array.from({ length: 1000 }).reduce<unknown>((inner) => ({ o: inner }), '{ o: { o: { o: [Object] } } }'),
+    },
+  },
+  {
+    name: 'a tool argument nested 2000 levels deep is refused — original',
+    code: 'let o = {}; for (let i = 0; i < 2000; i++) o = { o }; echo(o)',
+    tools,
+    expected: { code: 'ERR_TOOL_PROXY_FAIL', state: 'READY', details: { tool: 'echo' }, message: /^Tool execution failed: echo: Error: echo argument 0(\.o){1000} is too deeply nested, which cannot be copied/ },
+  },
+]
+
+const toolsAndPromises: AttackCase[] = [
+  {
+    name: 'a tool that never settles ends at timeoutMs — spec CF-10',
+    code: 'await never()',
+    tools,
+    options: { timeoutMs: 200 },
+    expected: { code: 'ERR_EXEC_TIMEOUT', state: 'DIRTY', details: { timeoutMs: 200 } },
+    after: (calls) => expect(calls.length).toBe(1),
+  },
+  {
+    name: 'a flood of 20 000 synchronous tool calls — original',
+    code: 'let s = 0; for (let i = 0; i < 20000; i++) s += add(i, 1); s',
+    tools,
+    options: { maxOperations: 1e6, timeoutMs: 60_000 },
+    expected: { output: 200_010_000 },
+  },
+  {
+    name: 'a flood of 10 000 overlapping async tool calls — original',
+    code: 'const all = await Promise.all(Array.from({ length: 10000 }, (_, i) => later(i))); all.reduce((s, n) => s + n, 0)',
+    tools,
+    options: { timeoutMs: 60_000 },
+    expected: { output: 49_995_000 },
+  },
+  {
+    name: 'thousands of never-settling tool calls left pending when the run returns — original',
+    code: `Array.from({ length: 3000 }, () => never()); 'fired'`,
+    tools,
+    expected: { output: 'fired' },
+    after: (calls) => expect(calls.length).toBe(3000),
+  },
+  {
+    name: 'a hundred thousand pending sandbox promises — original',
+    code: `for (let i = 0; i < 1e5; i++) new Promise(() => {}); 'made'`,
+    options: { maxOperations: 1e6 },
+    expected: { output: 'made' },
+  },
+  {
+    name: 'awaiting a promise nothing can settle fails at once, not at the deadline — original',
+    code: 'await new Promise(() => {})',
+    options: { timeoutMs: 60_000 },
+    expected: {
+      code: 'ERR_RUNTIME_EXCEPTION',
+      state: 'READY',
+      message: /the code awaits a promise that can never settle/,
+    },
+  },
+]
+
+describe('denial of service: loops, the clock and the stack', () => {
+  for (const attack of loopsAndClocks) it(attack.name, () => runCase(canary, attack))
+})
+
+describe('denial of service: memory, sizes and nesting', () => {
+  for (const attack of memoryAndSize) it(attack.name, () => runCase(canary, attack))
+
+  it('huge logs are cut at maxLogBytes with one truncation marker — original', async () => {
+    const executor = await SESExecutor.create({ maxLogBytes: 1024, maxOperations: 1e6, timeoutMs: 60_000 })
+    const result = await executor.run(`for (let i = 0; i < 1e5; i++) console.log('x'.repeat(100)); 'done'`)
+    expect(result.output).toBe('done')
+    expect(result.logs).toMatch(/^(x{100}\n){10}x{14}\.\.\.\[TRUNCATED\]$/)
+    await expectUsable(executor, 'READY')
+    await executor.cleanup()
+    canary.expectUntouched()
+  })
+
+  it('a 50 MB log line is cut at the default maxLogBytes — original', async () => {
+    const executor = await SESExecutor.create({ timeoutMs: 60_000 })
+    const result = await executor.run(`console.log('y'.repeat(5e7)); 'done'`)
+    expect(result.logs).toBe(`${'y'.repeat(262_144)}...[TRUNCATED]`)
+    await expectUsable(executor, 'READY')
+    await executor.cleanup()
+  })
+
+  it('an error with a 10 MB message fails the run with that message — original', async () => {
+    const executor = await SESExecutor.create({ timeoutMs: 60_000 })
+    const error = await rejectionOf(executor.run(`throw new Error('x'.repeat(1e7))`))
+    expect([error.code, executor.state]).toEqual(['ERR_RUNTIME_EXCEPTION', 'READY'])
+    expect(error.message).toBe(`Runtime exception: Error: ${'x'.repeat(1e7)} (line 1: throw new Error('x'.repeat(1e7)))`)
+    await expectUsable(executor, 'READY')
+    await executor.cleanup()
+  })
+
+  it('an 8 MiB string output crosses whole — original', async () => {
+    const executor = await SESExecutor.create({ timeoutMs: 60_000 })
+    const { output } = await executor.run(`'z'.repeat(8 * 1024 * 1024)`)
+    expect(typeof output === 'string' && output.length).toBe(8 * 1024 * 1024)
+    expect(/^z+$/.test(output as string)).toBe(true)
+    await expectUsable(executor, 'READY')
+    await executor.cleanup()
+  })
+
+  it('a 16 MiB typed-array output crosses as a copy — original', async () => {
+    const executor = await SESExecutor.create({ timeoutMs: 60_000 })
+    const { output } = await executor.run('const a = new Uint8Array(16 * 1024 * 1024); a[a.length - 1] = 7; a')
+    expect(output).toBeInstanceOf(Uint8Array)
+    const bytes = output as Uint8Array
+    expect([bytes.length, bytes[0], bytes[bytes.length - 1]]).toEqual([16 * 1024 * 1024, 0, 7])
+    await expectUsable(executor, 'READY')
+    await executor.cleanup()
+  })
+})
+
+describe('denial of service: tools and promises', () => {
+  for (const attack of toolsAndPromises) it(attack.name, () => runCase(canary, attack))
+})

@@ -1,0 +1,122 @@
+// Soak and leak test (issue 5; README "Soak and leak"): `npm run soak`.
+//
+// Phase 1: SOAK_CYCLES (10 000) full lifecycles, new SESExecutor → init → sendTools → run →
+// cleanup. Phase 2: SOAK_RUNS (100 000) runs on one executor, each calling a sync and an async
+// tool. For each phase it prints RSS, thread count (/proc/self/status Threads, and how many of
+// them are engine threads, named `ses-executor`), open fds (/proc/self/fd) and
+// process.getActiveResourcesInfo() at the start, after a warm-up (5 %), at each tenth and at the
+// end. It fails (exit 1) if RSS grew more than SOAK_MAX_GROWTH_MIB (32) past the warm-up or more
+// than SOAK_MAX_LATE_GROWTH_MIB (8) over the second half (a leak grows linearly; allocator and
+// heap warm-up levels off), or engine threads, fds or active resources did not return to where
+// they started. (Total threads may rise by the tokio runtime's own: its workers start with the
+// first executor, and the blocking threads that join engine threads idle for 10 s before they
+// exit.) The whole script stops itself after SOAK_MAX_SECONDS (1200).
+import { readFileSync, readdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
+
+const { SESExecutor } = createRequire(import.meta.url)('../../index.js')
+
+const CYCLES = Number(process.env.SOAK_CYCLES ?? 10_000)
+const RUNS = Number(process.env.SOAK_RUNS ?? 100_000)
+const MAX_GROWTH_MIB = Number(process.env.SOAK_MAX_GROWTH_MIB ?? 32)
+const MAX_LATE_GROWTH_MIB = Number(process.env.SOAK_MAX_LATE_GROWTH_MIB ?? 8)
+const MAX_SECONDS = Number(process.env.SOAK_MAX_SECONDS ?? 1200)
+const WARM_UP = 0.05
+
+if (typeof globalThis.gc !== 'function') {
+  console.error('run with node --expose-gc (npm run soak does)')
+  process.exit(2)
+}
+
+const started = Date.now()
+const deadline = setTimeout(() => {
+  console.error(`soak: stopped after SOAK_MAX_SECONDS=${MAX_SECONDS}`)
+  process.exit(3)
+}, MAX_SECONDS * 1000)
+deadline.unref()
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 50))
+
+/** Collects garbage and reads the figures the report prints. */
+async function sample(label, done) {
+  for (let i = 0; i < 3; i++) {
+    globalThis.gc()
+    await settle()
+  }
+  const threads = Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))[1])
+  const engines = readdirSync('/proc/self/task').filter((tid) => {
+    try {
+      return readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim() === 'ses-executor'
+    } catch {
+      return false
+    }
+  }).length
+  const resources = process.getActiveResourcesInfo().filter((name) => name !== 'Timeout')
+  return {
+    label,
+    done,
+    rssMiB: +(process.memoryUsage().rss / 2 ** 20).toFixed(1),
+    threads,
+    engines,
+    fds: readdirSync('/proc/self/fd').length,
+    resources: resources.sort().join(',') || '-',
+    seconds: +((Date.now() - started) / 1000).toFixed(1),
+  }
+}
+
+/** Runs `step(i)` `total` times, sampling at the start, after warm-up, every tenth and the end. */
+async function phase(name, total, step) {
+  const rows = [await sample('start', 0)]
+  const warmUp = Math.max(1, Math.floor(total * WARM_UP))
+  const marks = new Set([warmUp, ...Array.from({ length: 10 }, (_, i) => Math.floor(((i + 1) * total) / 10))])
+  for (let i = 0; i < total; i++) {
+    await step(i)
+    if (marks.has(i + 1)) rows.push(await sample(i + 1 === warmUp ? 'warm' : i + 1 === total ? 'end' : 'at', i + 1))
+  }
+  console.log(`\n${name}`)
+  console.table(rows)
+  const [start, warm, half, end] = [rows[0], rows[1], rows.find((row) => row.done === Math.floor(total / 2)), rows.at(-1)]
+  const growth = end.rssMiB - warm.rssMiB
+  const late = end.rssMiB - half.rssMiB
+  const problems = []
+  if (growth > MAX_GROWTH_MIB) problems.push(`RSS grew ${growth.toFixed(1)} MiB after warm-up (limit ${MAX_GROWTH_MIB})`)
+  if (late > MAX_LATE_GROWTH_MIB) problems.push(`RSS grew ${late.toFixed(1)} MiB over the second half (limit ${MAX_LATE_GROWTH_MIB})`)
+  if (end.engines > start.engines) problems.push(`engine threads ${start.engines} -> ${end.engines}`)
+  if (end.fds > start.fds) problems.push(`fds ${start.fds} -> ${end.fds}`)
+  if (end.resources !== start.resources) problems.push(`active resources ${start.resources} -> ${end.resources}`)
+  console.log(
+    `${name}: RSS ${start.rssMiB} -> ${warm.rssMiB} (warm) -> ${half.rssMiB} (half) -> ${end.rssMiB} MiB, ` +
+      `growth after warm-up ${growth.toFixed(1)} MiB, over the second half ${late.toFixed(1)} MiB; ` +
+      `threads ${start.threads} -> ${end.threads} (engine ${start.engines} -> ${end.engines}); ` +
+      `fds ${start.fds} -> ${end.fds}; ${problems.length ? 'FAIL' : 'ok'}`,
+  )
+  return problems
+}
+
+const tools = { add: (a, b) => a + b, later: async (x) => x }
+
+const lifecycle = await phase(`phase 1: ${CYCLES} × (new → init → sendTools → run → cleanup)`, CYCLES, async (i) => {
+  const executor = new SESExecutor({ timeoutMs: 10_000 })
+  await executor.init()
+  await executor.sendTools(tools)
+  const { output } = await executor.run(`add(${i}, 1) + await later(1)`)
+  if (output !== i + 2) throw new Error(`cycle ${i}: got ${output}`)
+  await executor.cleanup()
+})
+
+const executor = new SESExecutor({ timeoutMs: 10_000 })
+await executor.init()
+await executor.sendTools(tools)
+const runs = await phase(`phase 2: ${RUNS} runs on one executor`, RUNS, async (i) => {
+  const { output, logs } = await executor.run(`const r${i % 100} = add(${i}, 1) + await later(1); console.log(r${i % 100}); r${i % 100}`)
+  if (output !== i + 2 || logs !== String(i + 2)) throw new Error(`run ${i}: got ${output} / ${logs}`)
+})
+await executor.cleanup()
+
+const problems = [...lifecycle, ...runs]
+console.log(`\nsoak: ${((Date.now() - started) / 1000).toFixed(0)} s, node ${process.version}, ${new Date().toISOString()}`)
+if (problems.length) {
+  console.error(`soak FAILED:\n  ${problems.join('\n  ')}`)
+  process.exit(1)
+}
+console.log('soak passed')
