@@ -5,7 +5,7 @@ import { readFileSync, readdirSync } from 'node:fs'
 
 import { describe, expect, it } from 'vitest'
 
-import { SESExecutor } from './helpers'
+import { contractOf, SESExecutor } from './helpers'
 
 const EXECUTORS = 100
 const RUNS = 100
@@ -64,9 +64,9 @@ describe('stress', () => {
         const ks = Array.from({ length: RUNS }, (_, k) => k)
         if (queued) {
           const results = await Promise.all(ks.map((k) => executor.run(code(k))))
-          results.forEach((result, k) => expect(result).toEqual(expected(me, k)))
+          results.forEach((result, k) => expect(contractOf(result)).toEqual(expected(me, k)))
         } else {
-          for (const k of ks) expect(await executor.run(code(k))).toEqual(expected(me, k))
+          for (const k of ks) expect(contractOf(await executor.run(code(k)))).toEqual(expected(me, k))
         }
         expect(executor.state).toBe('READY')
         return RUNS

@@ -4,7 +4,7 @@
 // diagnostic) and leave the executor in a known state that still works.
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 
-import { ExecutorError, SESExecutor, prepareProgram, rejectionOf, thrownBy, validateCode } from '../helpers'
+import { contractOf, ExecutorError, SESExecutor, prepareProgram, rejectionOf, thrownBy, validateCode } from '../helpers'
 import { Canary, type Executor, expectUsable } from './harness'
 
 const canary = new Canary()
@@ -152,7 +152,7 @@ describe('bad input: invalid options — original', () => {
 
   it('maxLogBytes: 0 and maxQueuedRuns: 0 are allowed (0 logs nothing, queues nothing)', async () => {
     const executor = await SESExecutor.create({ maxLogBytes: 0, maxQueuedRuns: 0 })
-    expect(await executor.run('console.log("dropped"); 1')).toEqual({ output: 1, logs: '...[TRUNCATED]', is_final_answer: false })
+    expect(contractOf(await executor.run('console.log("dropped"); 1'))).toEqual({ output: 1, logs: '...[TRUNCATED]', is_final_answer: false })
     await executor.cleanup()
   })
 

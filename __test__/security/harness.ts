@@ -9,7 +9,7 @@ import { join } from 'node:path'
 
 import { expect } from 'vitest'
 
-import { ExecutorError, SESExecutor, type ExecutorOptions } from '../helpers'
+import { contractOf, ExecutorError, SESExecutor, type ExecutorOptions } from '../helpers'
 
 export type Executor = InstanceType<typeof SESExecutor>
 type Tools = Record<string, (...args: any[]) => unknown>
@@ -91,7 +91,7 @@ export async function expectUsable(executor: Executor, state: 'READY' | 'DIRTY')
     await executor.init()
   }
   expect(executor.state).toBe('READY')
-  expect(await executor.run('[1, 2, 3].map((n) => n * 2)')).toEqual({
+  expect(contractOf(await executor.run('[1, 2, 3].map((n) => n * 2)'))).toEqual({
     output: [2, 4, 6],
     logs: '',
     is_final_answer: false,
