@@ -12,10 +12,12 @@ use napi::{Env, JsValue, Result};
 use super::error::to_napi_error;
 use super::host::{JsArgs, NodeHost, NodeTool, ToolTable};
 use super::options::read;
+use super::settle::{settle, Outcome};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
+use crate::engine::host::Host;
 use crate::error::ExecutorError;
-use crate::executor::{validation_failed, Executor, RunOutput, Settled};
+use crate::executor::{validation_failed, Executor, RunOutput};
 use crate::modules::{bridged_name, ModuleExport, ModuleSpec};
 use crate::options::Options;
 use crate::program::rules::code_non_empty;
@@ -52,6 +54,8 @@ pub struct SesExecutor {
     executor: Executor,
     /// The tools sent so far; only touched on Node's thread.
     tools: ToolTable,
+    /// Node's side of the executor: its tool calls and the settling of its promises.
+    node: Arc<NodeHost>,
 }
 
 #[napi]
@@ -80,17 +84,21 @@ impl SesExecutor {
             Err(error) => Err(error),
         };
         let ready = created.as_ref().ok().map(|created| created.executor.init());
-        settle(
-            env,
-            async move {
-                let created = created?;
-                if let Some(ready) = ready {
-                    ready.await.finish()?;
-                }
-                Ok(created)
-            },
-            |_, created| Ok(created),
-        )
+        let node = created
+            .as_ref()
+            .ok()
+            .map(|created| Arc::clone(&created.node));
+        let creating = async move {
+            let created = created?;
+            if let Some(ready) = ready {
+                ready.await.finish()?;
+            }
+            Ok(created)
+        };
+        match node {
+            Some(node) => settle(env, &node, creating, |_, created| Ok(created)),
+            None => settle_on_runtime(env, creating, |_, created| Ok(created)),
+        }
     }
 
     /// Sets each entry as a global of the sandbox holding a copy of the value (§4.3.2);
@@ -115,7 +123,7 @@ impl SesExecutor {
                 .collect::<std::result::Result<Vec<_>, _>>()
         });
         let sent = copied.map(|variables| self.executor.send_variables(variables));
-        settle(env, async move { sent?.await }, |_, ()| Ok(()))
+        settle(env, &self.node, async move { sent?.await }, |_, ()| Ok(()))
     }
 
     /// Makes each entry callable from the sandbox under its key (§4.3.3): a function, or a
@@ -144,7 +152,7 @@ impl SesExecutor {
                     .extend(tools);
             })
         });
-        settle(env, async move { sent?.await }, |_, ()| Ok(()))
+        settle(env, &self.node, async move { sent?.await }, |_, ()| Ok(()))
     }
 
     /// The lifecycle state (§4.1).
@@ -156,7 +164,7 @@ impl SesExecutor {
     /// Builds the sandbox (§4.3.1): `NEW`/`DEAD` → `READY`; a no-op when `READY`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn init<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        settle(env, self.executor.init(), |_, ()| Ok(()))
+        settle(env, &self.node, self.executor.init(), |_, ()| Ok(()))
     }
 
     /// Validates, rewrites and runs `code` (§7.2).
@@ -172,19 +180,25 @@ impl SesExecutor {
                     code_non_empty::RULE,
                     "code must be a string",
                 )]);
-                return settle(env, async move { Err(error) }, |_, output: RunOutput| {
-                    Ok(output.into())
-                });
+                return settle(
+                    env,
+                    &self.node,
+                    async move { Err(error) },
+                    |_, output: RunOutput| Ok(output.into()),
+                );
             }
         };
-        settle(env, self.executor.run(code), |_, output| Ok(output.into()))
+        settle(env, &self.node, self.executor.run(code), |_, output| {
+            Ok(output.into())
+        })
     }
 
     /// Releases the sandbox and joins its thread (§4.3.5): `READY`/`DIRTY` → `DEAD`; a no-op
     /// when `DEAD`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn cleanup<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        settle(env, self.executor.cleanup(), |_, ()| Ok(()))
+        // Joining the engine thread blocks: that takes tokio's blocking pool.
+        settle_on_runtime(env, self.executor.cleanup(), |_, ()| Ok(()))
     }
 }
 
@@ -196,10 +210,11 @@ impl SesExecutor {
         module_tools: Vec<(String, NodeTool)>,
     ) -> Result<Self> {
         let tools: ToolTable = Arc::new(Mutex::new(module_tools.into_iter().collect()));
-        let host = NodeHost::new(env, Arc::clone(&tools))?;
+        let node = Arc::new(NodeHost::new(env, Arc::clone(&tools))?);
         Ok(Self {
-            executor: Executor::new(options, Arc::new(host)),
+            executor: Executor::new(options, Arc::clone(&node) as Arc<dyn Host>),
             tools,
+            node,
         })
     }
 }
@@ -350,8 +365,12 @@ fn module_refused(name: &str) -> ExecutorError {
 }
 
 /// Resolves a promise with `convert(value)` or rejects it with the `ExecutorError`, on Node's
-/// thread.
-fn settle<'env, T, V, O, F, C>(env: &'env Env, future: F, convert: C) -> Result<PromiseRaw<'env, V>>
+/// thread, polling `future` on tokio's runtime (for futures that need it; see `settle.rs`).
+fn settle_on_runtime<'env, T, V, O, F, C>(
+    env: &'env Env,
+    future: F,
+    convert: C,
+) -> Result<PromiseRaw<'env, V>>
 where
     V: ToNapiValue + 'static,
     O: Outcome<T>,
@@ -364,22 +383,4 @@ where
             Err(error) => Err(to_napi_error(env, error)),
         }
     })
-}
-
-/// What an executor future yields: a result, or a result whose state change is applied here,
-/// on Node's thread, as the promise settles.
-trait Outcome<T>: Send + 'static {
-    fn finish(self) -> std::result::Result<T, ExecutorError>;
-}
-
-impl<T: Send + 'static> Outcome<T> for std::result::Result<T, ExecutorError> {
-    fn finish(self) -> std::result::Result<T, ExecutorError> {
-        self
-    }
-}
-
-impl<T: Send + 'static> Outcome<T> for Settled<T> {
-    fn finish(self) -> std::result::Result<T, ExecutorError> {
-        Settled::finish(self)
-    }
 }

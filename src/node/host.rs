@@ -7,6 +7,7 @@
 //! (by `sendTools` and by the dispatcher) and dropped there.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use napi::bindgen_prelude::{
@@ -16,6 +17,7 @@ use napi::bindgen_prelude::{
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, JsValue, Status};
 
+use super::settle::OnNode;
 use super::value::{from_js, to_js};
 use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult, ToolSettlement};
 use crate::tool_args::named_inputs;
@@ -53,9 +55,21 @@ impl JsValuesTupleIntoVec for JsArgs {
     }
 }
 
-/// The [`Host`] the engine thread calls.
+/// What the engine side hands to Node's thread.
+pub enum ToNode {
+    /// A tool call to dispatch.
+    Tool(ToolCall),
+    /// Work such as settling a method's promise (see `settle.rs`).
+    Work(OnNode),
+}
+
+/// The [`Host`] the engine thread calls, and the way to Node's thread of the executor's
+/// promises.
 pub struct NodeHost {
-    bridge: ThreadsafeFunction<ToolCall, (), (), Status, false, true>,
+    bridge: ThreadsafeFunction<ToNode, (), (), Status, false, true>,
+    /// Promises of the executor not settled yet; while there are any the (weak) threadsafe
+    /// function keeps the process alive. Only changed on Node's thread.
+    pending: AtomicUsize,
 }
 
 impl NodeHost {
@@ -66,14 +80,43 @@ impl NodeHost {
         // any number of arguments.
         let noop: Function<(), ()> = env.run_script("(function () {})")?;
         let bridge = noop
-            .build_threadsafe_function::<ToolCall>()
+            .build_threadsafe_function::<ToNode>()
             .callee_handled::<false>()
             .weak::<true>()
             .build_callback(move |context| {
-                dispatch(&context.env, &tools, context.value);
+                match context.value {
+                    ToNode::Tool(call) => dispatch(&context.env, &tools, call),
+                    ToNode::Work(work) => work(&context.env),
+                }
                 Ok(())
             })?;
-        Ok(Self { bridge })
+        Ok(Self {
+            bridge,
+            pending: AtomicUsize::new(0),
+        })
+    }
+
+    /// Runs `work` on Node's thread. If Node is shutting down it is dropped.
+    pub fn on_node(&self, work: OnNode) {
+        let _ = self
+            .bridge
+            .call(ToNode::Work(work), ThreadsafeFunctionCallMode::NonBlocking);
+    }
+
+    /// Keeps the process alive until a matching [`release`](Self::release); on Node's thread.
+    pub fn hold(&self, env: &Env) {
+        if self.pending.fetch_add(1, Ordering::Relaxed) == 0 {
+            // SAFETY: on Node's thread, for a threadsafe function of this environment.
+            unsafe { sys::napi_ref_threadsafe_function(env.raw(), self.bridge.raw()) };
+        }
+    }
+
+    /// Ends a [`hold`](Self::hold); on Node's thread.
+    pub fn release(&self, env: &Env) {
+        if self.pending.fetch_sub(1, Ordering::Relaxed) == 1 {
+            // SAFETY: on Node's thread, for a threadsafe function of this environment.
+            unsafe { sys::napi_unref_threadsafe_function(env.raw(), self.bridge.raw()) };
+        }
     }
 }
 
@@ -82,7 +125,7 @@ impl Host for NodeHost {
         // If Node is shutting down the call is dropped, and its reply answers the failure.
         let _ = self
             .bridge
-            .call(call, ThreadsafeFunctionCallMode::NonBlocking);
+            .call(ToNode::Tool(call), ThreadsafeFunctionCallMode::NonBlocking);
     }
 }
 

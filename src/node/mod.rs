@@ -6,6 +6,7 @@ mod executor;
 mod host;
 mod options;
 mod program;
+mod settle;
 mod value;
 
 use napi::bindgen_prelude::JsObjectValue;
