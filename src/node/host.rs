@@ -78,7 +78,7 @@ impl NodeHost {
         // The function the ThreadsafeFunction calls is a no-op: the work happens in its
         // callback, which has the environment and can call each tool with its own `this` and
         // any number of arguments.
-        let noop: Function<(), ()> = env.run_script("(function () {})")?;
+        let noop: Function<(), ()> = env.create_function("toolBridge", noop)?;
         let bridge = noop
             .build_threadsafe_function::<ToNode>()
             .callee_handled::<false>()
@@ -127,6 +127,12 @@ impl Host for NodeHost {
             .bridge
             .call(ToNode::Tool(call), ThreadsafeFunctionCallMode::NonBlocking);
     }
+}
+
+/// The function the threadsafe function nominally calls. Native, so that creating an executor
+/// compiles no script.
+unsafe extern "C" fn noop(_env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
+    std::ptr::null_mut()
 }
 
 /// Calls the tool on Node's thread and answers the engine. Never fails: every error becomes
