@@ -9,6 +9,7 @@ mod endowments;
 mod failure;
 mod globals;
 pub mod host;
+mod inbox;
 pub mod inspect;
 mod lockdown;
 mod modules;
