@@ -6,13 +6,15 @@
 //! reference to a JS function lives in the tool table, which is only touched on Node's thread
 //! (by `sendTools` and by the dispatcher) and dropped there.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use napi::bindgen_prelude::{
-    FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, PromiseRaw,
-    ToNapiValue, Unknown, ValueType,
+    FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ToNapiValue,
+    Unknown, ValueType,
 };
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, JsValue, Status};
@@ -79,13 +81,15 @@ impl NodeHost {
         // callback, which has the environment and can call each tool with its own `this` and
         // any number of arguments.
         let noop: Function<(), ()> = env.create_function("toolBridge", noop)?;
+        // Made at the first tool promise: most executors' tools are synchronous.
+        let mut watcher = None;
         let bridge = noop
             .build_threadsafe_function::<ToNode>()
             .callee_handled::<false>()
             .weak::<true>()
             .build_callback(move |context| {
                 match context.value {
-                    ToNode::Tool(call) => dispatch(&context.env, &tools, call),
+                    ToNode::Tool(call) => dispatch(&context.env, &tools, &mut watcher, call),
                     ToNode::Work(work) => work(&context.env),
                 }
                 Ok(())
@@ -137,7 +141,7 @@ unsafe extern "C" fn noop(_env: sys::napi_env, _info: sys::napi_callback_info) -
 
 /// Calls the tool on Node's thread and answers the engine. Never fails: every error becomes
 /// the tool's failure.
-fn dispatch(env: &Env, tools: &ToolTable, call: ToolCall) {
+fn dispatch(env: &Env, tools: &ToolTable, watcher: &mut Option<Watcher>, call: ToolCall) {
     let ToolCall { tool, args, reply } = call;
     let returned = {
         let table = lock(tools);
@@ -158,54 +162,101 @@ fn dispatch(env: &Env, tools: &ToolTable, call: ToolCall) {
     });
     match outcome {
         Err(failure) => reply.returned(Err(failure)),
-        Ok(value) if value.is_promise().unwrap_or(false) => watch(env, value, reply),
+        Ok(value) if value.is_promise().unwrap_or(false) => {
+            if watcher.is_none() {
+                match Watcher::new(env) {
+                    Ok(created) => *watcher = Some(created),
+                    Err(error) => {
+                        return reply.pending().settle(Err(ToolFailure::new(error.reason)))
+                    }
+                }
+            }
+            if let Some(watcher) = watcher {
+                watcher.watch(env, value, reply);
+            }
+        }
         Ok(value) => reply.returned(copy_result(env, value, &tool)),
     }
 }
 
-/// Answers `pending` now and settles when the tool's promise does.
-fn watch(env: &Env, value: Unknown, reply: ToolReply) {
-    let settlement = Arc::new(Mutex::new(Some(reply.pending())));
-    let settle = |settlement: &Mutex<Option<ToolSettlement>>, result: ToolResult| {
-        if let Some(settlement) = settlement
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            settlement.settle(result);
-        }
-    };
-    // SAFETY: `value` was just checked to be a promise of this environment.
-    let promise: PromiseRaw<Unknown> =
-        match unsafe { FromNapiValue::from_napi_value(env.raw(), value.raw()) } {
-            Ok(promise) => promise,
-            Err(error) => return settle(&settlement, Err(ToolFailure::new(error.reason))),
-        };
-    let on_value = Arc::clone(&settlement);
-    let on_error = Arc::clone(&settlement);
-    // `catch` is chained on `then`'s promise, so a rejection is handled, never reported as
-    // unhandled by Node.
-    let watched = promise
-        .then(move |context| {
-            settle(
-                &on_value,
-                copy_result(&context.env, context.value, "the tool"),
-            );
+/// Watches the promises tools return. One JS helper per executor attaches a pair of callbacks
+/// to each promise, which report to one native function by call number: napi-rs's
+/// `PromiseRaw::then`/`catch` would create two native functions (each with a finalizer) per
+/// call, which was about a quarter of an awaited call's cost.
+struct Watcher {
+    /// `(promise, id) => promise.then(v => done(id, v, false), e => done(id, e, true))`.
+    watch: FunctionRef<WatchArgs, ()>,
+    /// The settlements of the promises being watched, by call number.
+    watched: Rc<RefCell<HashMap<i64, ToolSettlement>>>,
+    next_id: i64,
+}
+
+/// The helper's factory: takes the native `done(id, value, rejected)`. Rejections are handled
+/// by `then`'s second callback, so none is ever reported as unhandled by Node.
+const WATCHER_SOURCE: &str = "(function (done) {
+  return function watch(promise, id) {
+    promise.then(function (value) { done(id, value, false) }, function (error) { done(id, error, true) })
+  }
+})";
+
+/// The arguments of `watch`.
+struct WatchArgs {
+    promise: sys::napi_value,
+    id: i64,
+}
+
+impl JsValuesTupleIntoVec for WatchArgs {
+    fn into_vec(self, env: sys::napi_env) -> napi::Result<Vec<sys::napi_value>> {
+        // SAFETY: converting a number for the environment the call happens in.
+        Ok(vec![self.promise, unsafe {
+            i64::to_napi_value(env, self.id)
+        }?])
+    }
+}
+
+impl Watcher {
+    fn new(env: &Env) -> napi::Result<Self> {
+        let watched: Rc<RefCell<HashMap<i64, ToolSettlement>>> = Rc::default();
+        let settlements = Rc::clone(&watched);
+        let done = env.create_function_from_closure("done", move |call| {
+            let id: i64 = call.get(0)?;
+            let value: Unknown = call.get(1)?;
+            let rejected: bool = call.get(2)?;
+            let settlement = settlements.borrow_mut().remove(&id);
+            if let Some(settlement) = settlement {
+                settlement.settle(if rejected {
+                    Err(failure_of_value(call.env, value))
+                } else {
+                    copy_result(call.env, value, "the tool")
+                });
+            }
             Ok(())
+        })?;
+        let factory: Function<Function<(), ()>, Function<WatchArgs, ()>> =
+            env.run_script(WATCHER_SOURCE)?;
+        Ok(Self {
+            watch: factory.call(done)?.create_ref()?,
+            watched,
+            next_id: 0,
         })
-        .and_then(|then| {
-            then.catch(
-                move |context: napi::bindgen_prelude::CallbackContext<Unknown>| {
-                    settle(
-                        &on_error,
-                        Err(failure_of_value(&context.env, context.value)),
-                    );
-                    Ok(())
-                },
-            )
+    }
+
+    /// Answers `pending` now and settles when the tool's promise does.
+    fn watch(&mut self, env: &Env, promise: Unknown, reply: ToolReply) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.watched.borrow_mut().insert(id, reply.pending());
+        let watching = self.watch.borrow_back(env).and_then(|watch| {
+            watch.call(WatchArgs {
+                promise: promise.raw(),
+                id,
+            })
         });
-    if let Err(error) = watched {
-        settle(&settlement, Err(ToolFailure::new(error.reason)));
+        if let Err(error) = watching {
+            if let Some(settlement) = self.watched.borrow_mut().remove(&id) {
+                settlement.settle(Err(ToolFailure::new(error.reason)));
+            }
+        }
     }
 }
 
