@@ -43,6 +43,15 @@ describe('process lifetime', () => {
     expect(Date.now() - started).toBeLessThan(10_000)
   })
 
+  it('a pending run keeps the process alive until it is answered', () => {
+    const child = spawnSync(process.execPath, [join(fixtures, 'pending-run-keeps-alive.cjs')], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    })
+    expect(child.stdout.trim()).toBe('answered true 7')
+    expect(child.status).toBe(0)
+  })
+
   it('executors garbage-collected without cleanup() free their threads', () => {
     const child = spawnSync(process.execPath, ['--expose-gc', join(fixtures, 'gc-frees-threads.cjs')], {
       encoding: 'utf8',

@@ -4,10 +4,10 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
-use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use std::rc::Rc;
+use std::sync::{mpsc, Arc};
 
 use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Persistent, Value as JsValue};
@@ -15,6 +15,7 @@ use rquickjs::{Ctx, Function, Object, Persistent, Value as JsValue};
 use super::convert::{from_value, to_value, Uncopyable};
 use super::globals::{named_error, throw_stop};
 use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult};
+use super::inbox;
 use super::state::{RunState, Stop};
 use super::Command;
 
@@ -78,7 +79,7 @@ impl Bridge {
             return Some(command);
         }
         loop {
-            match self.inbox.recv().ok()? {
+            match inbox::receive(&self.inbox, None).ok()? {
                 Command::Tool(..) | Command::Wake => continue,
                 command => return Some(command),
             }
@@ -261,16 +262,7 @@ impl Bridge {
             if state.should_interrupt() {
                 return Waited::Stopped;
             }
-            let received = match state.deadline.get() {
-                Some(deadline) => self
-                    .inbox
-                    .recv_timeout(deadline.saturating_duration_since(Instant::now())),
-                None => self
-                    .inbox
-                    .recv()
-                    .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-            };
-            match received {
+            match inbox::receive(&self.inbox, state.deadline.get()) {
                 Ok(Command::Tool(id, answer)) if id >= self.first_id_of_run.get() => {
                     return Waited::Answer(id, answer)
                 }

@@ -9,7 +9,9 @@ use std::rc::Rc;
 
 use rquickjs::function::{Opt, Rest};
 use rquickjs::object::Property;
-use rquickjs::{qjs, Ctx, Exception, Function, Object, Result, Value as JsValue};
+use std::ffi::{c_int, CString};
+
+use rquickjs::{qjs, Ctx, Exception, Function, JsLifetime, Object, Result, Value as JsValue};
 
 use super::convert::{to_value, Uncopyable};
 use super::inspect;
@@ -22,20 +24,7 @@ use crate::value::Value;
 pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
     let define = |name: &str, value: JsValue<'js>| define_hardened(ctx, name, value, false);
 
-    let guard_state = Rc::clone(state);
-    let guard = Function::new(ctx.clone(), move |ctx: Ctx<'js>| -> Result<()> {
-        let count = guard_state.operations.get() + 1;
-        guard_state.operations.set(count);
-        if count > guard_state.max_operations.get() {
-            guard_state.stop_with(Stop::MaxOperations);
-        }
-        match guard_state.stop.get() {
-            Some(_) => Err(throw_stop(&ctx)),
-            None => Ok(()),
-        }
-    })?
-    .with_name(GUARD_FUNCTION)?;
-    define(GUARD_FUNCTION, guard.into_value())?;
+    install_guard(ctx, state)?;
 
     let output_state = Rc::clone(state);
     let output = Function::new(
@@ -92,6 +81,77 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
         console.prop(level.as_str(), Property::from(method).enumerable())?;
     }
     define("console", console.into_value())
+}
+
+/// Keeps the run state alive as long as the runtime: the guard reaches it through a raw pointer
+/// in the context's opaque slot.
+struct GuardState {
+    _state: Rc<RunState>,
+}
+
+// SAFETY: holds no JS values, so no lifetime of the runtime to change.
+unsafe impl<'js> JsLifetime<'js> for GuardState {
+    type Changed<'to> = GuardState;
+}
+
+/// Installs the loop guard (§6.3) as a bare QuickJS C function. It runs once per loop
+/// iteration, so it skips rquickjs's closure machinery (a class instance per function, a
+/// `Ctx` duplicated and freed, argument parsing and a panic guard per call): the guard's
+/// state is found through the context's opaque slot, which nothing else uses.
+fn install_guard<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
+    ctx.store_userdata(GuardState {
+        _state: Rc::clone(state),
+    })
+    .map_err(|_| rquickjs::Error::new_from_js("state", "guard state"))?;
+    let name = CString::new(GUARD_FUNCTION)?;
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: `raw` is this live context. The opaque points into the `RunState` that the
+    // runtime's userdata keeps alive for as long as the runtime, and so any code of the
+    // context, can run. `JS_NewCFunction2` returns an owned value (or an exception) that
+    // `from_raw` takes over.
+    let guard = unsafe {
+        qjs::JS_SetContextOpaque(raw, Rc::as_ptr(state).cast_mut().cast());
+        JsValue::from_raw(
+            ctx.clone(),
+            qjs::JS_NewCFunction2(
+                raw,
+                Some(guard_call),
+                name.as_ptr(),
+                0,
+                qjs::JSCFunctionEnum_JS_CFUNC_generic,
+                0,
+            ),
+        )
+    };
+    if guard.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    define_hardened(ctx, GUARD_FUNCTION, guard, false)
+}
+
+/// The guard: counts an operation, and throws the uncatchable stop once the run must end
+/// (past `maxOperations`, or stopped for any other reason).
+unsafe extern "C" fn guard_call(
+    ctx: *mut qjs::JSContext,
+    _this: qjs::JSValue,
+    _argc: c_int,
+    _argv: *mut qjs::JSValue,
+) -> qjs::JSValue {
+    // SAFETY: set by `install_guard` to a `RunState` kept alive for the runtime's lifetime;
+    // only this thread touches it.
+    let state = unsafe { &*qjs::JS_GetContextOpaque(ctx).cast::<RunState>() };
+    let count = state.operations.get() + 1;
+    state.operations.set(count);
+    if count > state.max_operations.get() {
+        state.stop_with(Stop::MaxOperations);
+    }
+    if state.stop.get().is_none() {
+        return qjs::JS_UNDEFINED;
+    }
+    // SAFETY: called by QuickJS on this context, whose runtime is locked by the running code.
+    let ctx = unsafe { Ctx::from_raw(std::ptr::NonNull::new_unchecked(ctx)) };
+    throw_stop(&ctx);
+    qjs::JS_EXCEPTION
 }
 
 /// Freezes `value` with QuickJS's own `Object.freeze`: the global one may have been replaced by

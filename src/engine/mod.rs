@@ -10,6 +10,7 @@ mod failure;
 mod globals;
 mod heap;
 pub mod host;
+mod inbox;
 pub mod inspect;
 mod lockdown;
 mod modules;

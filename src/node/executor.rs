@@ -15,11 +15,13 @@ use super::host::{JsArgs, NodeHost, NodeTool, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::read;
 use super::program::{read_code, CODE_NOT_A_STRING};
+use super::settle::{settle, settle_then, Outcome};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
+use crate::engine::host::Host;
 use crate::engine::{RunAbort, RunStats};
 use crate::error::ExecutorError;
-use crate::executor::{validation_failed, Executor, RunOutput, Settled};
+use crate::executor::{validation_failed, Executor, RunOutput};
 use crate::modules::{bridged_name, ModuleExport, ModuleSpec};
 use crate::options::Options;
 use crate::program::rules::code_non_empty;
@@ -113,6 +115,8 @@ pub struct SesExecutor {
     executor: Executor,
     /// The tools sent so far; only touched on Node's thread.
     tools: ToolTable,
+    /// Node's side of the executor: its tool calls and the settling of its promises.
+    node: Arc<NodeHost>,
 }
 
 #[napi]
@@ -140,17 +144,21 @@ impl SesExecutor {
             Err(error) => Err(error),
         };
         let ready = created.as_ref().ok().map(|created| created.executor.init());
-        settle(
-            env,
-            async move {
-                let created = created?;
-                if let Some(ready) = ready {
-                    ready.await.finish()?;
-                }
-                Ok(created)
-            },
-            |_, created| Ok(created),
-        )
+        let node = created
+            .as_ref()
+            .ok()
+            .map(|created| Arc::clone(&created.node));
+        let creating = async move {
+            let created = created?;
+            if let Some(ready) = ready {
+                ready.await.finish()?;
+            }
+            Ok(created)
+        };
+        match node {
+            Some(node) => settle(env, &node, creating, |_, created| Ok(created)),
+            None => settle_on_runtime(env, creating, |_, created| Ok(created)),
+        }
     }
 
     /// Sets each entry as a global of the sandbox holding a copy of the value (§4.3.2);
@@ -175,7 +183,7 @@ impl SesExecutor {
                 .collect::<std::result::Result<Vec<_>, _>>()
         });
         let sent = copied.map(|variables| self.executor.send_variables(variables));
-        settle(env, async move { sent?.await }, |_, ()| Ok(()))
+        settle(env, &self.node, async move { sent?.await }, |_, ()| Ok(()))
     }
 
     /// Makes each entry callable from the sandbox under its key (§4.3.3): a function, or a
@@ -204,7 +212,7 @@ impl SesExecutor {
                     .extend(tools);
             })
         });
-        settle(env, async move { sent?.await }, |_, ()| Ok(()))
+        settle(env, &self.node, async move { sent?.await }, |_, ()| Ok(()))
     }
 
     /// The lifecycle state (§4.1).
@@ -216,7 +224,7 @@ impl SesExecutor {
     /// Builds the sandbox (§4.3.1): `NEW`/`DEAD` → `READY`; a no-op when `READY`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn init<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        settle(env, self.executor.init(), |_, ()| Ok(()))
+        settle(env, &self.node, self.executor.init(), |_, ()| Ok(()))
     }
 
     /// Validates, rewrites and runs `code` (§7.2); `options.signal` aborts it.
@@ -231,9 +239,12 @@ impl SesExecutor {
         options: Option<Unknown>,
     ) -> Result<PromiseRaw<'env, CodeOutput>> {
         let refuse = |error: ExecutorError| {
-            settle(env, async move { Err(error) }, |_, output: RunOutput| {
-                Ok(output.into())
-            })
+            settle(
+                env,
+                &self.node,
+                async move { Err(error) },
+                |_, output: RunOutput| Ok(output.into()),
+            )
         };
         let code = match read_code(code)? {
             Some(code) => code,
@@ -249,8 +260,9 @@ impl SesExecutor {
             Ok(watch) => watch,
             Err(error) => return refuse(error),
         };
-        settle_and(
+        settle_then(
             env,
+            &self.node,
             self.executor.run(code, abort),
             |_, output| Ok(output.into()),
             move |env| {
@@ -265,7 +277,8 @@ impl SesExecutor {
     /// when `DEAD`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn cleanup<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        settle(env, self.executor.cleanup(), |_, ()| Ok(()))
+        // Joining the engine thread blocks: that takes tokio's blocking pool.
+        settle_on_runtime(env, self.executor.cleanup(), |_, ()| Ok(()))
     }
 }
 
@@ -281,10 +294,11 @@ impl SesExecutor {
         let logs = on_log
             .map(|on_log| LogStream::new(env, on_log))
             .transpose()?;
-        let host = NodeHost::new(env, Arc::clone(&tools), logs)?;
+        let node = Arc::new(NodeHost::new(env, Arc::clone(&tools), logs)?);
         Ok(Self {
-            executor: Executor::new(options, Arc::new(host)),
+            executor: Executor::new(options, Arc::clone(&node) as Arc<dyn Host>),
             tools,
+            node,
         })
     }
 }
@@ -536,54 +550,22 @@ fn module_refused(name: &str) -> ExecutorError {
 }
 
 /// Resolves a promise with `convert(value)` or rejects it with the `ExecutorError`, on Node's
-/// thread.
-fn settle<'env, T, V, O, F, C>(env: &'env Env, future: F, convert: C) -> Result<PromiseRaw<'env, V>>
-where
-    V: ToNapiValue + 'static,
-    O: Outcome<T>,
-    F: Future<Output = O> + Send + 'static,
-    C: FnOnce(&Env, T) -> Result<V> + 'static,
-{
-    settle_and(env, future, convert, |_| {})
-}
-
-/// [`settle`], running `after` on Node's thread just before the promise settles either way.
-fn settle_and<'env, T, V, O, F, C, A>(
+/// thread, polling `future` on tokio's runtime (for futures that need it; see `settle.rs`).
+fn settle_on_runtime<'env, T, V, O, F, C>(
     env: &'env Env,
     future: F,
     convert: C,
-    after: A,
 ) -> Result<PromiseRaw<'env, V>>
 where
     V: ToNapiValue + 'static,
     O: Outcome<T>,
     F: Future<Output = O> + Send + 'static,
     C: FnOnce(&Env, T) -> Result<V> + 'static,
-    A: FnOnce(&Env) + 'static,
 {
     env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, outcome| {
-        after(env);
         match outcome.finish() {
             Ok(value) => convert(env, value),
             Err(error) => Err(to_napi_error(env, error)),
         }
     })
-}
-
-/// What an executor future yields: a result, or a result whose state change is applied here,
-/// on Node's thread, as the promise settles.
-trait Outcome<T>: Send + 'static {
-    fn finish(self) -> std::result::Result<T, ExecutorError>;
-}
-
-impl<T: Send + 'static> Outcome<T> for std::result::Result<T, ExecutorError> {
-    fn finish(self) -> std::result::Result<T, ExecutorError> {
-        self
-    }
-}
-
-impl<T: Send + 'static> Outcome<T> for Settled<T> {
-    fn finish(self) -> std::result::Result<T, ExecutorError> {
-        Settled::finish(self)
-    }
 }

@@ -9,6 +9,7 @@ mod log_stream;
 mod options;
 mod program;
 mod prompt;
+mod settle;
 mod value;
 
 use napi::bindgen_prelude::JsObjectValue;

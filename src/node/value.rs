@@ -397,9 +397,16 @@ fn host_stack(name: &str, message: &str, stack: Option<&str>) -> String {
 /// a [`CloneError`] naming the path from `root` (e.g. `"variables.cfg.onDone"`). An `Error`
 /// arrives without its stack: host frames would disclose host file paths.
 pub fn from_js(env: &Env, value: Unknown, root: &str) -> std::result::Result<Value, CloneError> {
-    let read = match Reader::new(env) {
-        Ok(mut reader) => reader.read(value),
-        Err(error) => Err((Vec::new(), thrown(env, &error))),
+    // A primitive (most tool arguments and results) needs no walk, and so none of the walk's
+    // setup: a host `Map` of the objects seen and six property lookups, which were most of a
+    // synchronous tool call's cost on Node's side.
+    let read = match primitive(env, &value) {
+        Ok(Some(copied)) => Ok(copied),
+        Ok(None) => match Reader::new(env) {
+            Ok(mut reader) => reader.read(value),
+            Err(error) => Err((Vec::new(), thrown(env, &error))),
+        },
+        Err(what) => Err((Vec::new(), what)),
     };
     // A getter that threw is reported as a refusal; its exception must not also be thrown.
     clear_pending_exception(env);
@@ -408,6 +415,32 @@ pub fn from_js(env: &Env, value: Unknown, root: &str) -> std::result::Result<Val
 
 /// Why a part is not copied, as [`CloneError::what`] says it.
 type What = String;
+
+/// The copy of a value that is not an object; `None` for an object.
+fn primitive(env: &Env, value: &Unknown) -> std::result::Result<Option<Value>, What> {
+    let fail = |error: napi::Error| thrown(env, &error);
+    // SAFETY (all casts below): each one converts to the type `get_type` just reported.
+    let copied = match value.get_type().map_err(fail)? {
+        ValueType::Undefined => Value::Undefined,
+        ValueType::Null => Value::Null,
+        ValueType::Boolean => Value::Bool(unsafe { value.cast::<bool>() }.map_err(fail)?),
+        ValueType::Number => Value::Number(unsafe { value.cast::<f64>() }.map_err(fail)?),
+        ValueType::String => Value::String(unsafe { value.cast::<String>() }.map_err(fail)?),
+        // ToString of a BigInt primitive is its decimal digits and runs no code.
+        ValueType::BigInt => Value::BigInt(
+            value
+                .coerce_to_string()
+                .and_then(|digits| digits.into_utf8()?.into_owned())
+                .map_err(fail)?,
+        ),
+        ValueType::Symbol => return Err("a symbol".into()),
+        ValueType::Function => return Err("a function".into()),
+        ValueType::External => return Err("an external (native) value".into()),
+        ValueType::Object => return Ok(None),
+        _ => return Err("a value of an unknown kind".into()),
+    };
+    Ok(Some(copied))
+}
 
 /// Built-in classes that structured clone refuses, by their `Object.prototype.toString` tag.
 const REFUSED_TAGS: [&str; 15] = [
@@ -668,35 +701,15 @@ impl<'env> Reader<'env> {
         value: Unknown<'env>,
         depth: usize,
     ) -> std::result::Result<Visit<'env>, What> {
-        let fail = |error: napi::Error| thrown(self.env, &error);
-        // SAFETY (all casts below): each one converts to the type `get_type` just reported.
-        let copied = match value.get_type().map_err(fail)? {
-            ValueType::Undefined => Value::Undefined,
-            ValueType::Null => Value::Null,
-            ValueType::Boolean => Value::Bool(unsafe { value.cast::<bool>() }.map_err(fail)?),
-            ValueType::Number => Value::Number(unsafe { value.cast::<f64>() }.map_err(fail)?),
-            ValueType::String => Value::String(unsafe { value.cast::<String>() }.map_err(fail)?),
-            // ToString of a BigInt primitive is its decimal digits and runs no code.
-            ValueType::BigInt => Value::BigInt(
-                value
-                    .coerce_to_string()
-                    .and_then(|digits| digits.into_utf8()?.into_owned())
-                    .map_err(fail)?,
-            ),
-            ValueType::Symbol => return Err("a symbol".into()),
-            ValueType::Function => return Err("a function".into()),
-            ValueType::External => return Err("an external (native) value".into()),
-            ValueType::Object => {
-                return self
-                    .visit_object(value, depth)
-                    .map_err(|refusal| match refusal {
-                        Refusal::What(what) => what,
-                        Refusal::Napi(error) => thrown(self.env, &error),
-                    })
-            }
-            _ => return Err("a value of an unknown kind".into()),
-        };
-        Ok(Visit::Done(copied))
+        match primitive(self.env, &value)? {
+            Some(copied) => Ok(Visit::Done(copied)),
+            None => self
+                .visit_object(value, depth)
+                .map_err(|refusal| match refusal {
+                    Refusal::What(what) => what,
+                    Refusal::Napi(error) => thrown(self.env, &error),
+                }),
+        }
     }
 
     fn visit_object(
