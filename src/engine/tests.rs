@@ -187,7 +187,9 @@ fn cpu_loops_the_guard_does_not_count_are_stopped_at_the_deadline() {
         let started = Instant::now();
         let report = run_on(&engine, code, &options);
         assert_eq!(error(report), EngineError::Timeout { timeout_ms: 100 }, "{code}");
-        assert!(started.elapsed().as_millis() < 300, "{code}: {:?}", started.elapsed());
+        // Unstopped, each of these runs for minutes or forever; how close to the deadline they
+        // stop is a benchmark figure (W8), not something a loaded test machine can time.
+        assert!(started.elapsed().as_secs() < 5, "{code}: {:?}", started.elapsed());
     }
 }
 

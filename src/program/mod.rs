@@ -131,6 +131,7 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
             diagnostics.extend(rules::import_allowed::check(&user, context));
             diagnostics.extend(rules::tool_name_shadowing::check(&user, context));
             diagnostics.extend(rules::forbidden_global_access::check(&user, context));
+            diagnostics.extend(rules::with_statement_forbidden::check(&user));
             // Code made of one repeated mistake would otherwise report without bound; errors
             // sort first so that truncation never hides what blocks the run.
             diagnostics.sort_by_key(|diagnostic| diagnostic.severity);

@@ -12,6 +12,7 @@ pub mod reserved_identifier;
 pub mod static_import_in_script_mode;
 pub mod timeout_valid;
 pub mod tool_name_shadowing;
+pub mod with_statement_forbidden;
 
 use oxc_ast::ast::{IdentifierReference, Program, Statement};
 use oxc_ast_visit::Visit;
