@@ -26,8 +26,9 @@ function num(value) {
 
 /** A duration in µs or ms shown in the unit that reads best. */
 function quantity(value, unit) {
-  if (unit === 'µs' && value >= 10_000) return `${num(value / 1_000)} ms`
   if (unit === 'µs' && value >= 10_000_000) return `${num(value / 1_000_000)} s`
+  if (unit === 'µs' && value >= 10_000) return `${num(value / 1_000)} ms`
+  if (unit === 'ms' && value >= 10_000) return `${num(value / 1_000)} s`
   if (unit === 'ms over the deadline') return `${num(value)} ms`
   return `${num(value)} ${unit}`
 }

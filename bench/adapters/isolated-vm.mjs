@@ -21,8 +21,14 @@ export function version() {
 }
 
 export async function setup() {
-  // An optional dependency: its native build may have failed on this platform.
-  ivm = require('isolated-vm')
+  try {
+    ivm = require('isolated-vm')
+  } catch (error) {
+    throw new Error(
+      `${error.message.split('\n')[0]} (an optional dependency built from source at npm install: ` +
+        'it needs a C++ toolchain and the Node headers; 5.0.4 is the release that builds on Node 20)',
+    )
+  }
 }
 
 async function bind(context, name, fn, { async }) {

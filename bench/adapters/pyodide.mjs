@@ -13,10 +13,10 @@ export const peer = {
   mainThread: true,
   // A separate heap, but nothing stops synchronous Python (W8): not as strong as ours.
   isolating: false,
-  // Each interpreter loads the whole Python runtime (seconds, tens of MiB): W7 keeps 8 alive,
-  // not 200, and W10 goes up to 8.
+  // Each interpreter loads the whole Python runtime (seconds, tens of MiB): W7 keeps 4 alive,
+  // not 200, and W10 stops at 2 (on Node's thread, more cannot run at once anyway).
   heavy: true,
-  liveExecutors: 8,
+  liveExecutors: 4,
 }
 
 export const unsupported = {
