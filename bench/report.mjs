@@ -225,6 +225,12 @@ export function render(results) {
   lines.push('')
   lines.push(table(['target', 'this package', 'best isolating peer', 'verdict'], targets(results)))
   lines.push('')
+  lines.push(
+    'W10 reads against the cores of this machine. While other processes compete for the cores, ' +
+      'more threads win a larger share of them, so n executors on their own threads can show more ' +
+      'than `cores` × one executor; peers on Node\'s thread cannot overlap at all and stay near 1×.',
+  )
+  lines.push('')
 
   lines.push('## W5 guard overhead')
   lines.push('')

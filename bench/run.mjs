@@ -18,6 +18,14 @@ const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).
 const PEERS = ['ses-executor', 'isolated-vm', 'quickjs-emscripten', 'ses', 'node-vm', 'pyodide']
 const CHILD_TIMEOUT_MS = quick ? 120_000 : 900_000
 
+// `--report-only`: render RESULTS.md (and README's quote) again from results.json, measuring
+// nothing, e.g. after a change to the report's layout.
+if (args.includes('--report-only')) {
+  const saved = JSON.parse(readFileSync(path.join(here, `results${quick ? '.quick' : ''}.json`), 'utf8'))
+  publish(saved)
+  process.exit(0)
+}
+
 const started = Date.now()
 const machine = {
   cpu: os.cpus()[0]?.model ?? 'unknown',
@@ -55,13 +63,29 @@ rmSync(scratch, { recursive: true, force: true })
 
 const guard = guardOverhead()
 const results = { machine, quick, wallSeconds: (Date.now() - started) / 1000, peers, guard }
-const suffix = quick ? '.quick' : ''
-const markdown = render(results)
-writeFileSync(path.join(here, `results${suffix}.json`), `${JSON.stringify(results, null, 2)}\n`)
-writeFileSync(path.join(here, `RESULTS${suffix}.md`), markdown)
-console.log(`\n${markdown}`)
-// A full run of every peer is what README.md quotes; partial and smoke runs leave it alone.
-if (!quick && !only) {
+writeFileSync(path.join(here, `results${quick ? '.quick' : ''}.json`), `${JSON.stringify(results, null, 2)}\n`)
+publish(results)
+console.log(
+  `wrote bench/RESULTS${quick ? '.quick' : ''}.md and bench/results${quick ? '.quick' : ''}.json in ` +
+    `${results.wallSeconds.toFixed(0)} s`,
+)
+
+const failed = peers.flatMap((p) =>
+  Object.entries(p.workloads ?? {})
+    .filter(([, w]) => w.error)
+    .map(([name]) => `${p.peer.id} ${name}`),
+)
+if (failed.length > 0) {
+  console.error(`workloads that failed: ${failed.join(', ')}`)
+  process.exitCode = 1
+}
+
+/** RESULTS.md, printed too; a full run of every peer also refreshes what README.md quotes. */
+function publish(results) {
+  const markdown = render(results)
+  writeFileSync(path.join(here, `RESULTS${results.quick ? '.quick' : ''}.md`), markdown)
+  console.log(`\n${markdown}`)
+  if (results.quick || results.peers.length < PEERS.length) return
   const readme = path.join(root, 'README.md')
   const text = readFileSync(readme, 'utf8')
   const [open, close] = ['<!-- bench:start -->', '<!-- bench:end -->']
@@ -72,17 +96,6 @@ if (!quick && !only) {
     writeFileSync(readme, text.slice(0, from) + quoted + text.slice(to + close.length))
     console.log('updated the results quoted in README.md')
   }
-}
-console.log(`wrote bench/RESULTS${suffix}.md and bench/results${suffix}.json in ${results.wallSeconds.toFixed(0)} s`)
-
-const failed = peers.flatMap((p) =>
-  Object.entries(p.workloads ?? {})
-    .filter(([, w]) => w.error)
-    .map(([name]) => `${p.peer.id} ${name}`),
-)
-if (failed.length > 0) {
-  console.error(`workloads that failed: ${failed.join(', ')}`)
-  process.exitCode = 1
 }
 
 /**
