@@ -189,6 +189,10 @@ export function render(results) {
       `(the whole run took ${num(results.wallSeconds)} s).`,
   )
   lines.push('')
+  if (results.note) {
+    lines.push(`**Note on this run:** ${results.note}`)
+    lines.push('')
+  }
   lines.push(
     'Cells are median / p95 (a single figure where one sample is the measurement). Each peer ran in ' +
       'its own child process, one after another; every workload first checked its result. ' +
@@ -243,7 +247,7 @@ export function render(results) {
         `alternating, ${guard.samples} runs each: guarded ${num(guard.guardedMs.median)} ms ` +
         `(p95 ${num(guard.guardedMs.p95)}), unguarded ${num(guard.unguardedMs.median)} ms ` +
         `(p95 ${num(guard.unguardedMs.p95)}): overhead **${num(guard.overheadPct)} %** of the ` +
-        `unguarded median.`,
+        `unguarded median.${guard.note ? ` (${guard.note})` : ''}`,
     )
     lines.push('')
     lines.push(

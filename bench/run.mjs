@@ -13,6 +13,8 @@ const root = path.dirname(here)
 const args = process.argv.slice(2)
 const quick = args.includes('--quick')
 const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',')
+/** `--note=…`: what the figures cannot show about this run (e.g. a busy machine). */
+const note = args.find((a) => a.startsWith('--note='))?.slice('--note='.length)
 
 /** This package first: every other row is read against it. */
 const PEERS = ['ses-executor', 'isolated-vm', 'quickjs-emscripten', 'ses', 'node-vm', 'pyodide']
@@ -62,7 +64,7 @@ for (const id of PEERS.filter((p) => !only || only.includes(p))) {
 rmSync(scratch, { recursive: true, force: true })
 
 const guard = guardOverhead()
-const results = { machine, quick, wallSeconds: (Date.now() - started) / 1000, peers, guard }
+const results = { machine, quick, note, wallSeconds: (Date.now() - started) / 1000, peers, guard }
 writeFileSync(path.join(here, `results${quick ? '.quick' : ''}.json`), `${JSON.stringify(results, null, 2)}\n`)
 publish(results)
 console.log(
@@ -105,7 +107,12 @@ function publish(results) {
  */
 function guardOverhead() {
   console.log('\n== guard overhead (cargo run --example guard_overhead)')
-  const cargoArgs = ['run', '--quiet', ...(quick ? [] : ['--release']), '--example', 'guard_overhead']
+  // `napi build --platform --release` builds with an explicit `--target`, into
+  // target/<triple>/release: naming the same target reuses its dependencies instead of
+  // building every crate again with fat LTO.
+  const host = /^host: (.+)$/m.exec(spawnSync('rustc', ['-vV'], { encoding: 'utf8' }).stdout ?? '')?.[1]
+  const release = quick ? [] : ['--release', ...(host ? ['--target', host] : [])]
+  const cargoArgs = ['run', '--quiet', ...release, '--example', 'guard_overhead']
   const run = spawnSync('cargo', [...cargoArgs, '--', ...(quick ? ['--quick'] : [])], {
     cwd: root,
     encoding: 'utf8',
