@@ -155,6 +155,7 @@ export function renderSummary(results) {
   return [
     `Measured by \`npm run bench\` on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ` +
       `${machine.date.slice(0, 10)} (median / p95; full notes in [bench/RESULTS.md](bench/RESULTS.md)):`,
+    ...(results.note ? ['', `**Note on this run:** ${results.note}`] : []),
     '',
     mainTable(results),
     '',
