@@ -69,6 +69,17 @@ impl PreparedProgram {
     }
 }
 
+/// Benchmark-only (issue 6, W5's guard overhead): whether the rewrite puts the loop guard in
+/// loops, for the whole process. `examples/guard_overhead.rs` turns it off to time the same
+/// program without guards. Not part of the API: nothing in the napi layer calls it, so it is
+/// never reachable from JavaScript, and without guards `maxOperations` (§6.3) is not enforced;
+/// it exists only in builds with the `bench-internals` feature, which the addon never has.
+#[doc(hidden)]
+#[cfg(feature = "bench-internals")]
+pub fn loop_guards_for_benchmarks(enabled: bool) {
+    rewrite::LOOP_GUARDS.store(enabled, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// [`prepare`] from a thread whose stack is `stack_bytes`: code longer than that stack safely
 /// holds is prepared on a thread with a deep stack (see `deep_stack`), so no input can
 /// overflow the caller's.

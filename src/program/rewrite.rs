@@ -23,6 +23,9 @@
 //! declare them again (as Node's REPL does with top-level `await`); they lose their temporal
 //! dead zone and `const` becomes assignable (README "Differences from a plain script").
 
+#[cfg(feature = "bench-internals")]
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use oxc_allocator::{Allocator, ArenaBox, ArenaVec, CloneIn, TakeIn};
 use oxc_ast::ast::{
     Argument, BindingPattern, ClassType, Expression, LabelIdentifier, Program, Statement,
@@ -175,6 +178,10 @@ fn call<'a>(
     )
 }
 
+/// Whether [`Instrument`] adds loop guards; only `program::loop_guards_for_benchmarks` clears it.
+#[cfg(feature = "bench-internals")]
+pub(super) static LOOP_GUARDS: AtomicBool = AtomicBool::new(true);
+
 /// Adds the loop guard to every loop, and rewrites top-level `return`.
 struct Instrument<'a> {
     builder: AstBuilder<'a>,
@@ -188,6 +195,10 @@ impl<'a> Instrument<'a> {
     /// The loop head is untouched, so `for (let …)` keeps its per-iteration bindings and labels
     /// keep pointing at the loop.
     fn guard(&self, body: &mut Statement<'a>) {
+        #[cfg(feature = "bench-internals")]
+        if !LOOP_GUARDS.load(Ordering::Relaxed) {
+            return;
+        }
         let guard = Statement::new_expression_statement(
             SPAN,
             call(SPAN, GUARD_FUNCTION, None, &self.builder),

@@ -1,0 +1,47 @@
+// This package: each executor is a QuickJS runtime + context on a thread of its own.
+import { createRequire } from 'node:module'
+
+const require = createRequire(import.meta.url)
+
+export const peer = {
+  id: 'ses-executor',
+  name: 'this package (SESExecutor)',
+  language: 'js',
+  isolation: 'separate heap (own QuickJS runtime), own thread',
+  mainThread: false,
+  isolating: true,
+}
+
+let SESExecutor
+
+export function version() {
+  return require('../../package.json').version
+}
+
+export async function setup() {
+  ;({ SESExecutor } = require('../../index.js'))
+}
+
+export async function create({ tools, timeoutMs }) {
+  // maxOperations far above any workload: W5 and W6 loop millions of times, and W8 must
+  // be stopped by the deadline, not the loop guard.
+  const executor = await SESExecutor.create({ maxOperations: 2 ** 40, timeoutMs })
+  await executor.sendTools(Object.fromEntries(Object.entries(tools).map(([k, t]) => [k, t.fn])))
+  return {
+    async run(source, kind) {
+      // Agent code has top-level await; `return await` hands back the async sources' value.
+      const result = await executor.run(kind === 'async' ? `return await ${source}` : source)
+      return result.output
+    },
+    async agentStep(variables, code) {
+      await executor.sendVariables(variables)
+      const result = await executor.run(code)
+      return { answer: result.is_final_answer ? result.output : undefined, logs: result.logs }
+    },
+    dispose: () => executor.cleanup(),
+  }
+}
+
+export function isTimeout(error) {
+  return error?.code === 'ERR_EXEC_TIMEOUT'
+}

@@ -1,0 +1,266 @@
+// One peer's run of W1..W10, in a process of its own (started by run.mjs with --expose-gc):
+//   node --expose-gc bench/child.mjs <peer> <out.json> [--quick]
+// Writes { peer, version, setupMs, workloads: { W1: {median, p95, unit, noise, …}, … } } or
+// { skipped: reason } when the peer cannot be loaded here.
+import { writeFileSync } from 'node:fs'
+import { cpuTicks, otherCpuPercent, summarize, timeTask } from './measure.mjs'
+import {
+  W3_CALLS,
+  W4_CALLS,
+  W8_TIMEOUT_MS,
+  W9_ANSWER,
+  W9_JS,
+  W9_PY,
+  W9_VARIABLES,
+  guest,
+  makeTools,
+} from './workloads.mjs'
+
+const [peerId, outPath, ...flags] = process.argv.slice(2)
+const quick = flags.includes('--quick')
+const adapter = await import(`./adapters/${peerId}.mjs`)
+const { peer } = adapter
+const unsupported = adapter.unsupported ?? {}
+const NO_DEADLINE = 60_000
+const GUEST = quick ? guest(100_000) : guest()
+/**
+ * Peers whose executor takes seconds to create (Pyodide loads a whole Python runtime) get
+ * fewer samples of W1/W7/W10, and under --quick no W7/W10 at all.
+ */
+const heavy = Boolean(peer.heavy)
+
+/** Sample budgets: the full run aims for stable medians, --quick only proves every path works. */
+const BUDGET = quick
+  ? { budgetMs: 0, minSamples: 2, maxSamples: 2, repeats: 1 }
+  : { budgetMs: 2_000, minSamples: 8, maxSamples: 20_000, repeats: 5 }
+
+const log = (...args) => console.error(`[${peer.id}]`, ...args)
+
+function gc() {
+  // Several passes: what one pass's finalizers release is collected by the next.
+  for (let i = 0; i < 3; i++) globalThis.gc?.()
+}
+
+function source(workload) {
+  return peer.language === 'py' ? GUEST[workload].py : GUEST[workload].js
+}
+
+function check(workload, actual, expected) {
+  if (actual !== expected) {
+    throw new Error(`${workload}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`)
+  }
+}
+
+const create = (options = {}) => adapter.create({ tools: makeTools(), timeoutMs: NO_DEADLINE, ...options })
+
+/** One executor serves W2..W6 and W9, as one agent's executor serves its steps. */
+let primary
+async function primaryExecutor() {
+  primary ??= await create()
+  return primary
+}
+
+/** Runs a guest workload once, checks its value: the timed calls are then known to be right. */
+async function runChecked(executor, workload) {
+  const value = await executor.run(source(workload), GUEST[workload].kind)
+  check(workload, value, GUEST[workload].expect)
+}
+
+const workloads = {
+  async W1() {
+    if (heavy && quick) {
+      const start = performance.now()
+      await primaryExecutor()
+      return { unit: 'µs', ...summarize([(performance.now() - start) * 1_000]) }
+    }
+    let created = []
+    return {
+      unit: 'µs',
+      ...(await timeTask('W1', async () => created.push(await create()), {
+        ...BUDGET,
+        ...(heavy ? { minSamples: 2, maxSamples: 2 } : { maxSamples: Math.min(BUDGET.maxSamples, 2_000) }),
+        scale: 1_000,
+        hooks: {
+          afterEach: async () => {
+            await Promise.all(created.map((e) => e.dispose()))
+            created = []
+          },
+        },
+      })),
+    }
+  },
+
+  async W2() {
+    return timedRun('W2', { unit: 'µs', scale: 1_000 })
+  },
+
+  async W3() {
+    return timedRun('W3', { unit: 'µs/call', scale: 1_000 / W3_CALLS })
+  },
+
+  async W4() {
+    return timedRun('W4', { unit: 'µs/call', scale: 1_000 / W4_CALLS })
+  },
+
+  async W5() {
+    return timedRun('W5', { unit: 'ms', scale: 1, minSamples: quick ? 2 : 5 })
+  },
+
+  async W6() {
+    const executor = await primaryExecutor()
+    const gaps = []
+    for (let i = 0; i < BUDGET.repeats; i++) {
+      const ticks = []
+      const timer = setInterval(() => ticks.push(performance.now()), 1)
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      const start = performance.now()
+      check('W6', await executor.run(source('W6'), 'sync'), true)
+      const end = performance.now()
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      clearInterval(timer)
+      // The largest gap between consecutive ticks that overlaps the guest's spin.
+      let worst = 0
+      for (let k = 1; k < ticks.length; k++) {
+        if (ticks[k] > start && ticks[k - 1] < end) worst = Math.max(worst, ticks[k] - ticks[k - 1])
+      }
+      gaps.push(worst)
+    }
+    return { unit: 'ms', ...summarize(gaps) }
+  },
+
+  async W7() {
+    // Once, and first of all workloads: memory that earlier executors freed would be reused
+    // by the allocator and hide part of the cost from RSS.
+    const count = Math.min(peer.liveExecutors ?? 200, quick ? 10 : 200)
+    gc()
+    const before = process.memoryUsage().rss
+    const live = []
+    for (let i = 0; i < count; i++) {
+      const executor = await create()
+      await runChecked(executor, 'W2')
+      live.push(executor)
+    }
+    gc()
+    const after = process.memoryUsage().rss
+    await Promise.all(live.map((e) => e.dispose()))
+    return { unit: 'KiB', count, ...summarize([(after - before) / count / 1024]) }
+  },
+
+  async W8() {
+    const excess = []
+    for (let i = 0; i < BUDGET.repeats; i++) {
+      const executor = await create({ timeoutMs: W8_TIMEOUT_MS })
+      const start = performance.now()
+      let error
+      try {
+        await executor.run(source('W8'), 'sync')
+      } catch (e) {
+        error = e
+      }
+      const elapsed = performance.now() - start
+      if (!adapter.isTimeout(error)) throw new Error(`W8: expected a timeout, got ${error}`)
+      excess.push(elapsed - W8_TIMEOUT_MS)
+      await executor.dispose()
+    }
+    return { unit: 'ms over the deadline', ...summarize(excess) }
+  },
+
+  async W9() {
+    const executor = await primaryExecutor()
+    const code = peer.language === 'py' ? W9_PY : W9_JS
+    const first = await executor.agentStep(W9_VARIABLES, code)
+    check('W9', first.answer?.answer, W9_ANSWER)
+    if (!first.logs.includes('most common words')) throw new Error(`W9: logs missing: ${first.logs}`)
+    const result = await timeTask('W9', () => executor.agentStep(W9_VARIABLES, code), {
+      ...BUDGET,
+      scale: 1_000,
+    })
+    return { unit: 'µs', ...result }
+  },
+
+  async W10() {
+    const sizes = [1, 2, 8, 32].filter((n) => n <= (peer.liveExecutors ?? 32) && (!quick || n <= 2))
+    const wall = {}
+    const executors = []
+    for (const n of sizes) {
+      while (executors.length < n) {
+        const executor = await create()
+        await runChecked(executor, 'W2')
+        executors.push(executor)
+      }
+      // The first round warms every executor up; peers on Node's thread take n × W5 a round,
+      // so the large sizes get fewer rounds.
+      await Promise.all(executors.slice(0, n).map((e) => runChecked(e, 'W5')))
+      const times = []
+      for (let r = 0; r < (quick || n === 32 ? 1 : n === 8 ? 2 : 3); r++) {
+        const start = performance.now()
+        await Promise.all(executors.slice(0, n).map((e) => runChecked(e, 'W5')))
+        times.push(performance.now() - start)
+      }
+      wall[n] = summarize(times).median
+    }
+    await Promise.all(executors.map((e) => e.dispose()))
+    // Throughput (runs per second) with n executors, relative to one executor alone.
+    const relative = Object.fromEntries(sizes.slice(1).map((n) => [n, (n / wall[n]) * wall[1]]))
+    return { unit: '× one executor', relative, wallMs: wall }
+  },
+}
+
+async function timedRun(workload, { unit, scale, minSamples }) {
+  const executor = await primaryExecutor()
+  await runChecked(executor, workload)
+  const kind = GUEST[workload].kind
+  const code = source(workload)
+  // W3/W4 are in-guest loops: each sample is one run of the loop, divided by its call count,
+  // because a single tool call cannot be timed from the host without the run around it.
+  const result = await timeTask(workload, () => executor.run(code, kind), {
+    ...BUDGET,
+    ...(minSamples ? { minSamples } : {}),
+    scale,
+  })
+  return { unit, ...result }
+}
+
+const out = { peer, quick, workloads: {} }
+try {
+  const start = performance.now()
+  await adapter.setup()
+  out.setupMs = performance.now() - start
+  out.version = adapter.version()
+} catch (error) {
+  out.skipped = `cannot load ${peer.id} here: ${String(error?.message ?? error).split('\n')[0]}`
+  log(out.skipped)
+  writeFileSync(outPath, JSON.stringify(out, null, 2))
+  process.exit(0)
+}
+
+const skipInQuick = heavy && quick ? ['W7', 'W10'] : []
+const ORDER = ['W7', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W8', 'W9', 'W10']
+for (const name of ORDER) {
+  const workload = workloads[name]
+  if (skipInQuick.includes(name)) {
+    out.workloads[name] = { unsupported: 'not run with --quick: each executor takes seconds to create' }
+    continue
+  }
+  if (unsupported[name]) {
+    out.workloads[name] = { unsupported: unsupported[name] }
+    log(`${name}: not measured: ${unsupported[name]}`)
+    continue
+  }
+  gc()
+  const before = cpuTicks()
+  const started = performance.now()
+  try {
+    out.workloads[name] = await workload()
+  } catch (error) {
+    out.workloads[name] = { error: String(error?.stack ?? error) }
+    log(`${name} failed:`, error)
+  }
+  out.workloads[name].otherCpuPct = otherCpuPercent(before, cpuTicks())
+  out.workloads[name].elapsedMs = performance.now() - started
+  log(name, JSON.stringify(out.workloads[name]))
+}
+await primary?.dispose()
+writeFileSync(outPath, JSON.stringify(out, null, 2))
+// Pending host timers of some peers (e.g. WASM runtimes' finalizers) must not hold the run.
+process.exit(0)

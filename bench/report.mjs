@@ -1,0 +1,276 @@
+// bench/RESULTS.md from the results of one `npm run bench`.
+
+const OURS = 'ses-executor'
+const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10']
+
+const DEFINITIONS = {
+  W1: 'create: a new executor ready to run, tools installed (one-time global setup excluded)',
+  W2: 'trivial run: `1 + 1`, 2 back on the host',
+  W3: 'async tool: the guest awaits a host `async x => x + 1` 1,000 times (per call)',
+  W4: 'sync tool: the guest calls a host `x => x + 1` 10,000 times (per call)',
+  W5: 'compute: a guest loop summing 1..3e6',
+  W6: 'event-loop lag: max gap of a host 1 ms interval while the guest spins 500 ms',
+  W7: 'memory: RSS per live executor with 200 live (after GC)',
+  W8: 'kill: time past a 100 ms deadline until `while (true) {}` returns control',
+  W9: 'agent step: 30 lines, 3 tool calls, console output, final answer (`sendVariables` + `run`)',
+  W10: 'scaling: 2 / 8 / 32 executors running W5 at once, throughput relative to one',
+}
+
+/** Number with 3 significant digits at most (never exponent notation). */
+function num(value) {
+  if (value == null || Number.isNaN(value)) return '–'
+  const abs = Math.abs(value)
+  const digits = abs >= 100 ? 0 : abs >= 10 ? 1 : abs >= 1 ? 2 : 3
+  return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 })
+}
+
+/** A duration in µs or ms shown in the unit that reads best. */
+function quantity(value, unit) {
+  if (unit === 'µs' && value >= 10_000_000) return `${num(value / 1_000_000)} s`
+  if (unit === 'µs' && value >= 10_000) return `${num(value / 1_000)} ms`
+  if (unit === 'ms' && value >= 10_000) return `${num(value / 1_000)} s`
+  if (unit === 'ms over the deadline') return `${num(value)} ms`
+  return `${num(value)} ${unit}`
+}
+
+function cell(workload) {
+  if (!workload) return '–'
+  if (workload.unsupported) return 'n/a¹'
+  if (workload.error) return 'failed²'
+  if (workload.relative) {
+    return Object.entries(workload.relative)
+      .map(([n, r]) => `${n}: ${num(r)}×`)
+      .join(', ')
+  }
+  if (workload.unit === 'KiB') return `${quantity(workload.median, 'KiB')} (n=${workload.count})`
+  if (workload.samples === 1) return quantity(workload.median, workload.unit)
+  return `${quantity(workload.median, workload.unit)} / ${quantity(workload.p95, workload.unit)}`
+}
+
+function noise(peer) {
+  const values = Object.values(peer.workloads ?? {})
+    .map((w) => w.otherCpuPct)
+    .filter((v) => typeof v === 'number')
+  if (values.length === 0) return '–'
+  const mean = values.reduce((a, b) => a + b, 0) / values.length
+  return `${num(mean)} % (max ${num(Math.max(...values))} %)`
+}
+
+const median = (peer, w) => peer?.workloads?.[w]?.median
+const usable = (peer, w) => peer && !peer.skipped && typeof median(peer, w) === 'number'
+
+/** The isolating peer (separate heap + a deadline for sync code) with the best figure. */
+function bestIsolating(peers, w) {
+  const candidates = peers.filter((p) => p.peer.id !== OURS && p.peer.isolating)
+  if (w === 'W10') {
+    const at = (p) => lastRelative(p.workloads?.W10)
+    const ok = candidates.filter((p) => at(p) != null)
+    return ok.sort((a, b) => at(b) - at(a))[0]
+  }
+  return candidates.filter((p) => usable(p, w)).sort((a, b) => median(a, w) - median(b, w))[0]
+}
+
+function lastRelative(w10) {
+  const entries = Object.entries(w10?.relative ?? {})
+  return entries.length ? entries[entries.length - 1][1] : null
+}
+
+function targets(results) {
+  const peers = results.peers
+  const ours = peers.find((p) => p.peer.id === OURS)
+  const qjs = peers.find((p) => p.peer.id === 'quickjs-emscripten')
+  const cores = results.machine.cores
+  const rows = []
+  const verdict = (ok) => (ok == null ? 'not measured' : ok ? '**pass**' : '**miss**')
+  const absolute = (w, limit, unit) => {
+    const value = usable(ours, w) ? median(ours, w) : null
+    const best = bestIsolating(peers, w)
+    rows.push([
+      `${w} ≤ ${num(limit)} ${unit} (median)`,
+      value == null ? '–' : quantity(value, ours.workloads[w].unit),
+      best ? `${quantity(median(best, w), best.workloads[w].unit)} (${best.peer.id})` : '–',
+      verdict(value == null ? null : value <= limit),
+    ])
+  }
+  absolute('W1', 250, 'µs')
+  absolute('W2', 15, 'µs')
+  absolute('W3', 10, 'µs/call')
+  absolute('W4', 5, 'µs/call')
+  {
+    const ok = usable(ours, 'W5') && usable(qjs, 'W5') ? median(ours, 'W5') * 2 <= median(qjs, 'W5') : null
+    rows.push([
+      'W5 ≥ 2× faster than quickjs-emscripten',
+      usable(ours, 'W5') ? quantity(median(ours, 'W5'), 'ms') : '–',
+      usable(qjs, 'W5') ? `${quantity(median(qjs, 'W5'), 'ms')} (quickjs-emscripten)` : '–',
+      verdict(ok),
+    ])
+  }
+  {
+    const g = results.guard
+    const ok = g?.overheadPct == null ? null : g.overheadPct <= 10
+    rows.push([
+      'W5 guard overhead ≤ 10 %',
+      g?.overheadPct == null ? '–' : `${num(g.overheadPct)} %${g.profile === 'debug' ? ' (debug build)' : ''}`,
+      '–',
+      verdict(ok),
+    ])
+  }
+  absolute('W6', 2, 'ms')
+  {
+    const ok = usable(ours, 'W7') && usable(qjs, 'W7') ? median(ours, 'W7') <= median(qjs, 'W7') : null
+    rows.push([
+      'W7 ≤ quickjs-emscripten per instance',
+      usable(ours, 'W7') ? quantity(median(ours, 'W7'), 'KiB') : '–',
+      usable(qjs, 'W7') ? `${quantity(median(qjs, 'W7'), 'KiB')} (quickjs-emscripten)` : '–',
+      verdict(ok),
+    ])
+  }
+  absolute('W8', 2, 'ms')
+  {
+    // "Scales with cores": n executors give at least 80 % of min(n, cores) times one's throughput.
+    const rel = ours?.workloads?.W10?.relative
+    const ok = rel ? Object.entries(rel).every(([n, r]) => r >= 0.8 * Math.min(Number(n), cores)) : null
+    const best = bestIsolating(peers, 'W10')
+    rows.push([
+      `W10 scales with cores (≥ 0.8 × min(n, ${cores}))`,
+      cell(ours?.workloads?.W10),
+      best ? `${cell(best.workloads.W10)} (${best.peer.id})` : '–',
+      verdict(ok),
+    ])
+  }
+  return rows
+}
+
+function table(header, rows) {
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n')
+}
+
+/** The part of RESULTS.md that README.md quotes between its bench markers. */
+export function renderSummary(results) {
+  const { machine } = results
+  return [
+    `Measured by \`npm run bench\` on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ` +
+      `${machine.date.slice(0, 10)} (median / p95; full notes in [bench/RESULTS.md](bench/RESULTS.md)):`,
+    ...(results.note ? ['', `**Note on this run:** ${results.note}`] : []),
+    '',
+    mainTable(results),
+    '',
+    table(['target', 'this package', 'best isolating peer', 'verdict'], targets(results)),
+  ].join('\n')
+}
+
+function mainTable({ peers }) {
+  const header = ['peer', 'isolation', 'setup (once)', ...WORKLOADS, "others' CPU"]
+  const rows = peers.map((p) => {
+    const name = `${p.peer.name ?? p.peer.id}${p.version ? ` ${p.version}` : ''}`
+    if (p.skipped) return [name, p.peer.isolation ?? '–', `skipped³`, ...WORKLOADS.map(() => '–'), '–']
+    return [
+      name,
+      p.peer.isolation,
+      p.setupMs == null ? '–' : quantity(p.setupMs, 'ms'),
+      ...WORKLOADS.map((w) => cell(p.workloads[w])),
+      noise(p),
+    ]
+  })
+  return table(header, rows)
+}
+
+export function render(results) {
+  const { machine, peers, guard } = results
+  const lines = []
+  lines.push(`# Benchmark results${results.quick ? ' (--quick smoke run: not figures to quote)' : ''}`)
+  lines.push('')
+  lines.push(
+    `\`npm run bench${results.quick ? ' -- --quick' : ''}\` on ${machine.cpu}, ${machine.cores} cores, ` +
+      `${machine.memoryGiB} GiB, ${machine.os}, Node ${machine.node}, ${machine.date} ` +
+      `(the whole run took ${num(results.wallSeconds)} s).`,
+  )
+  lines.push('')
+  if (results.note) {
+    lines.push(`**Note on this run:** ${results.note}`)
+    lines.push('')
+  }
+  lines.push(
+    'Cells are median / p95 (a single figure where one sample is the measurement). Each peer ran in ' +
+      'its own child process, one after another; every workload first checked its result. ' +
+      '"Others\' CPU" is the share of the whole machine that other processes used while the ' +
+      "peer's workloads ran (/proc/stat minus the child's own /proc/self/stat): mean over " +
+      'workloads and the worst one. Compare rows as ratios within this run; absolute figures ' +
+      'move between runs.',
+  )
+  lines.push('')
+  lines.push(mainTable(results))
+  lines.push('')
+  const notes = []
+  for (const p of peers) {
+    if (p.skipped) notes.push(`- ³ ${p.peer.id}: ${p.skipped}`)
+    for (const [w, r] of Object.entries(p.workloads ?? {})) {
+      if (r.unsupported) notes.push(`- ¹ ${p.peer.id} ${w}: ${r.unsupported}`)
+      if (r.error) notes.push(`- ² ${p.peer.id} ${w} failed: ${r.error.split('\n')[0]}`)
+    }
+  }
+  if (notes.length > 0) {
+    lines.push('Not measured:')
+    lines.push('')
+    lines.push(...notes)
+    lines.push('')
+  }
+
+  lines.push('## Targets (issue 6): this package against the best isolating peer')
+  lines.push('')
+  lines.push(
+    '"Isolating" peers keep a heap of their own and can stop synchronous guest code at a deadline ' +
+      '(isolated-vm, quickjs-emscripten). ses and node:vm share Node\'s heap and thread; Pyodide has ' +
+      'its own heap but no deadline for synchronous Python.',
+  )
+  lines.push('')
+  lines.push(table(['target', 'this package', 'best isolating peer', 'verdict'], targets(results)))
+  lines.push('')
+  lines.push(
+    'W10 reads against the cores of this machine. While other processes compete for the cores, ' +
+      'more threads win a larger share of them, so n executors on their own threads can show more ' +
+      'than `cores` × one executor; peers on Node\'s thread cannot overlap at all and stay near 1×.',
+  )
+  lines.push('')
+
+  lines.push('## W5 guard overhead')
+  lines.push('')
+  if (guard?.skipped) {
+    lines.push(`Not measured: ${guard.skipped}.`)
+  } else if (guard) {
+    lines.push(
+      `\`cargo run --release --example guard_overhead\` (${guard.profile} build): our engine runs the ` +
+        `W5 loop (1..${guard.n}) as agent code with the loop-guard rewrite on, then with it off, ` +
+        `alternating, ${guard.samples} runs each: guarded ${num(guard.guardedMs.median)} ms ` +
+        `(p95 ${num(guard.guardedMs.p95)}), unguarded ${num(guard.unguardedMs.median)} ms ` +
+        `(p95 ${num(guard.unguardedMs.p95)}): overhead **${num(guard.overheadPct)} %** of the ` +
+        `unguarded median.${guard.note ? ` (${guard.note})` : ''}`,
+    )
+    lines.push('')
+    lines.push(
+      'Method: the example links the crate and drives the real engine (`Engine::start`, `run`); the ' +
+        'only difference between the two series is the program layer\'s benchmark-only switch ' +
+        '`program::loop_guards_for_benchmarks` (`#[doc(hidden)]` Rust API, never reachable from ' +
+        'JavaScript), which leaves out the `__smol_guard()` call the rewrite puts at the top of ' +
+        'every loop body. Both series check the sum; the example also checks that the unguarded ' +
+        'program contains no guard call.',
+    )
+  }
+  lines.push('')
+  lines.push('## Workloads')
+  lines.push('')
+  for (const w of WORKLOADS) lines.push(`- **${w}** ${DEFINITIONS[w]}`)
+  lines.push('')
+  lines.push(
+    'Sources: `bench/workloads.mjs` (guest code and tools, the same for every JavaScript peer; Python ' +
+      'equivalents for Pyodide), `bench/adapters/*.mjs` (one per peer), `bench/child.mjs` (the ' +
+      'workloads, timed with tinybench where a sample is one call; W6/W7/W8/W10 time their own ' +
+      'events), `examples/guard_overhead.rs`.',
+  )
+  lines.push('')
+  return lines.join('\n')
+}
