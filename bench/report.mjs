@@ -243,7 +243,7 @@ export function render(results) {
     lines.push(`Not measured: ${guard.skipped}.`)
   } else if (guard) {
     lines.push(
-      `\`cargo run --release --example guard_overhead\` (${guard.profile} build): our engine runs the ` +
+      `\`cargo run --release --features bench-internals --example guard_overhead\` (${guard.profile} build): our engine runs the ` +
         `W5 loop (1..${guard.n}) as agent code with the loop-guard rewrite on, then with it off, ` +
         `alternating, ${guard.samples} runs each: guarded ${num(guard.guardedMs.median)} ms ` +
         `(p95 ${num(guard.guardedMs.p95)}), unguarded ${num(guard.unguardedMs.median)} ms ` +
@@ -254,8 +254,8 @@ export function render(results) {
     lines.push(
       'Method: the example links the crate and drives the real engine (`Engine::start`, `run`); the ' +
         'only difference between the two series is the program layer\'s benchmark-only switch ' +
-        '`program::loop_guards_for_benchmarks` (`#[doc(hidden)]` Rust API, never reachable from ' +
-        'JavaScript), which leaves out the `__smol_guard()` call the rewrite puts at the top of ' +
+        '`program::loop_guards_for_benchmarks` (`#[doc(hidden)]` Rust API that exists only with the ' +
+        '`bench-internals` cargo feature, which the addon is never built with), which leaves out the `__smol_guard()` call the rewrite puts at the top of ' +
         'every loop body. Both series check the sum; the example also checks that the unguarded ' +
         'program contains no guard call.',
     )

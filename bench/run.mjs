@@ -107,7 +107,7 @@ function publish(results) {
  * which only proves it works.
  */
 function guardOverhead() {
-  console.log('\n== guard overhead (cargo run --example guard_overhead)')
+  console.log('\n== guard overhead (cargo run --features bench-internals --example guard_overhead)')
   // `napi build --platform --release` builds with an explicit `--target`, into
   // target/<triple>/release: naming the same target reuses its dependencies instead of
   // building every crate again with fat LTO.

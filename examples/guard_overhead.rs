@@ -2,7 +2,7 @@
 //! agent code with the loop-guard rewrite (§6.3) and without it, alternating, and prints JSON
 //! `{ n, samples, guardedMs, unguardedMs, overheadPct }` on stdout.
 //!
-//! `cargo run --release --example guard_overhead [-- --quick]`. Only the rewrite differs between
+//! `cargo run --release --features bench-internals --example guard_overhead [-- --quick]`. Only the rewrite differs between
 //! the two series: both go through `Engine::run` (parse, rewrite, QuickJS evaluation on the
 //! engine thread); guards are left out with the benchmark-only
 //! `program::loop_guards_for_benchmarks`, which nothing reachable from JavaScript calls.
