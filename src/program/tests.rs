@@ -461,3 +461,20 @@ fn crlf_line_ends_count_once() {
         ]
     );
 }
+
+/// Regression (fuzz target `prepare_grammar`, crash input `Program { strict: true, body:
+/// [Enum(Await, [])] }`): oxc's TypeScript parser accepted `enum await {}` in the async wrapper
+/// and the lowered `var await = …` failed at run time as a SyntaxError instead of validation.
+#[test]
+fn typescript_that_lowers_to_invalid_javascript_is_a_syntax_error() {
+    for code in ["\"use strict\";\nenum await {}\n", "enum await { A }"] {
+        let prepared = prepare(code, &ProgramContext::default());
+        assert!(
+            prepared.is_blocked(),
+            "{code}: {:?}",
+            prepared.transformed_code
+        );
+        assert_eq!(rules_of(code), ["syntax_valid"], "{code}");
+    }
+    assert!(!prepare("enum Color { Red }\nColor.Red", &ProgramContext::default()).is_blocked());
+}
