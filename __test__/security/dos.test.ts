@@ -31,6 +31,19 @@ const loopsAndClocks: AttackCase[] = [
     expected: { code: 'ERR_MAX_OPS_EXCEEDED', state: 'READY', details: { maxOperations: 1000 } },
   },
   {
+    // Found while profiling the guard (issue 6): inside `with`, the injected guard call
+    // resolved through the Proxy, which answered with a no-op. Regression for
+    // `with_statement_forbidden`.
+    name: 'loop guard replaced through a with-statement Proxy — original',
+    code: "with (new Proxy({}, { has: (t, k) => k === '__smol' + '_guard', get: () => () => {} })) { var n = 0; while (n < 100000) n++ } n",
+    options: { maxOperations: 1000 },
+    expected: {
+      code: 'ERR_VALIDATION_FAILED',
+      state: 'READY',
+      message: /with_statement_forbidden/,
+    },
+  },
+  {
     name: 'loop guard error swallowed by try/catch in an outer loop — original',
     code: 'for (;;) { try { for (;;) {} } catch (e) {} }',
     options: { maxOperations: 1000 },

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{Program, Statement};
+use oxc_codegen::Codegen;
 use oxc_diagnostics::OxcDiagnostic;
 use oxc_parser::{ParseOptions, Parser};
 use oxc_semantic::{Scoping, SemanticBuilder};
@@ -64,7 +65,30 @@ pub(super) fn parse<'a>(
     )?;
     check_wrapper_intact(&program, source)?;
     let scoping = analyse(allocator, &mut program, typescript, source, PREFIX.len())?;
+    if typescript {
+        check_lowered(&program)?;
+    }
     Ok((program, scoping))
+}
+
+/// Checks that the JavaScript a TypeScript program was stripped to parses by itself. oxc's
+/// TypeScript parser accepts some code its JavaScript parser refuses: `enum await {}` in the
+/// async wrapper becomes `var await = …`, which QuickJS then refused at run time as a
+/// `SyntaxError` (found by the `prepare_grammar` fuzz target). Only TypeScript pays for this.
+fn check_lowered(program: &Program) -> Result<(), Vec<Diagnostic>> {
+    let lowered = Codegen::new().build(program).code;
+    let allocator = Allocator::default();
+    let reparsed = Parser::new(&allocator, &lowered, SourceType::script()).parse();
+    match reparsed.diagnostics.first() {
+        None if !reparsed.panicked => Ok(()),
+        found => Err(vec![Diagnostic::error(
+            RULE,
+            format!(
+                "{} (in the JavaScript this TypeScript becomes)",
+                found.map_or("Unexpected token", |error| error.message.as_ref())
+            ),
+        )]),
+    }
 }
 
 /// The grammar code is parsed with.

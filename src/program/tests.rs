@@ -461,3 +461,26 @@ fn crlf_line_ends_count_once() {
         ]
     );
 }
+
+/// Regression (fuzz targets `prepare_grammar`, crash input `Program { strict: true, body:
+/// [Enum(Await, [])] }`, and `prepare_bytes`, crash input ``\`<5<<1``; both kept under
+/// `fuzz/regressions/`): oxc's TypeScript parser accepted code its JavaScript parser refuses
+/// (`enum await {}` in the async wrapper, a type assertion it lowered to `< 5 << 1`), and the
+/// lowered code failed at run time as a SyntaxError instead of validation.
+#[test]
+fn typescript_that_lowers_to_invalid_javascript_is_a_syntax_error() {
+    for code in [
+        "\"use strict\";\nenum await {}\n",
+        "enum await { A }",
+        "\\`<5<<1",
+    ] {
+        let prepared = prepare(code, &ProgramContext::default());
+        assert!(
+            prepared.is_blocked(),
+            "{code}: {:?}",
+            prepared.transformed_code
+        );
+        assert_eq!(rules_of(code), ["syntax_valid"], "{code}");
+    }
+    assert!(!prepare("enum Color { Red }\nColor.Red", &ProgramContext::default()).is_blocked());
+}
