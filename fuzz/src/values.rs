@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use arbitrary::Arbitrary;
 use ses_executor::engine::host::{Host, ToolCall};
-use ses_executor::engine::{Engine, EngineConfig, EngineError, RunRequest};
+use ses_executor::engine::{Engine, EngineConfig, EngineError, RunAbort, RunRequest};
 use ses_executor::options::Options;
 use ses_executor::value::{TypedArrayKind, Value};
 
@@ -171,7 +171,7 @@ static ENGINE: Mutex<Option<Engine>> = Mutex::new(None);
 /// What a run gave back, or why it failed.
 fn run(engine: &Engine, code: &str) -> (Result<Value, EngineError>, bool) {
     let report = engine
-        .run(RunRequest::new(code.into(), &options()))
+        .run(RunRequest::new(code.into(), &options(), RunAbort::new()))
         .blocking_recv()
         .expect("the engine answers every run");
     (
