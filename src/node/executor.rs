@@ -1,12 +1,11 @@
 //! The `SESExecutor` class (§3.2): converts arguments, forwards to [`Executor`], and turns its
 //! results into `CodeOutput` objects and `ExecutorError`s. It decides nothing.
 
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::{
     FnArgs, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, PromiseRaw,
-    ToNapiValue, Unknown, ValueType,
+    Unknown, ValueType,
 };
 use napi::{Env, JsValue, Result};
 
@@ -15,7 +14,7 @@ use super::host::{JsArgs, NodeHost, NodeTool, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::read;
 use super::program::{read_code, CODE_NOT_A_STRING};
-use super::settle::{settle, settle_then, Outcome};
+use super::settle::{settle, settle_on_runtime, settle_then};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::Host;
@@ -291,9 +290,7 @@ impl SesExecutor {
             on_log,
         } = resolved;
         let tools: ToolTable = Arc::new(Mutex::new(module_tools.into_iter().collect()));
-        let logs = on_log
-            .map(|on_log| LogStream::new(env, on_log))
-            .transpose()?;
+        let logs = on_log.map(LogStream::new);
         let node = Arc::new(NodeHost::new(env, Arc::clone(&tools), logs)?);
         Ok(Self {
             executor: Executor::new(options, Arc::clone(&node) as Arc<dyn Host>),
@@ -547,25 +544,4 @@ fn module_refused(name: &str) -> ExecutorError {
         "options_valid",
         format!("modules.{name} must be ES module source text or an object"),
     )])
-}
-
-/// Resolves a promise with `convert(value)` or rejects it with the `ExecutorError`, on Node's
-/// thread, polling `future` on tokio's runtime (for futures that need it; see `settle.rs`).
-fn settle_on_runtime<'env, T, V, O, F, C>(
-    env: &'env Env,
-    future: F,
-    convert: C,
-) -> Result<PromiseRaw<'env, V>>
-where
-    V: ToNapiValue + 'static,
-    O: Outcome<T>,
-    F: Future<Output = O> + Send + 'static,
-    C: FnOnce(&Env, T) -> Result<V> + 'static,
-{
-    env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, outcome| {
-        match outcome.finish() {
-            Ok(value) => convert(env, value),
-            Err(error) => Err(to_napi_error(env, error)),
-        }
-    })
 }

@@ -161,15 +161,12 @@ impl Host for NodeHost {
 
     fn log(&self, entry: LogEntry) {
         if let Some(logs) = &self.logs {
-            logs.log(entry);
+            self.on_node(logs.deliver(entry));
         }
     }
 
-    fn flush_logs(&self) {
-        if let Some(logs) = &self.logs {
-            logs.flush();
-        }
-    }
+    // `flush_logs` keeps its default: entries share the queue that settles the run's promise,
+    // so none can be overtaken.
 }
 
 /// How long Node's thread waits, after answering a synchronous tool call, for the engine's next

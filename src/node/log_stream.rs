@@ -1,23 +1,16 @@
 //! `onLog` (§10.2): log entries streamed to a host callback while a run goes on.
 //!
-//! Entries and flush requests travel on one weak ThreadsafeFunction, in order; a flush is
-//! answered on Node's thread once every entry queued before it has been handed to `onLog`, which
-//! is how a run's result never overtakes its streamed logs.
+//! Entries travel as work on the executor's own threadsafe function, the queue that also
+//! settles its promises (`settle.rs`): queued on the engine thread before the run's answer, every
+//! entry reaches `onLog` before the run's promise settles, with nothing to wait for.
 
-use std::sync::mpsc;
+use std::sync::Arc;
 
-use napi::bindgen_prelude::{Function, FunctionRef, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{Env, Status};
+use napi::bindgen_prelude::{FunctionRef, Unknown};
+use napi::Env;
 
+use super::settle::OnNode;
 use crate::engine::LogEntry;
-
-/// One message for Node's thread.
-pub enum LogMessage {
-    Entry(LogEntry),
-    /// Answered once the entries before it are delivered.
-    Flush(mpsc::Sender<()>),
-}
 
 /// One console call of a run (§3.1 `LogEntry`).
 #[napi(object, object_from_js = false, js_name = "LogEntry")]
@@ -39,57 +32,25 @@ impl From<LogEntry> for JsLogEntry {
     }
 }
 
-/// Delivers entries to one executor's `onLog` callback.
-pub struct LogStream {
-    deliver: ThreadsafeFunction<LogMessage, (), (), Status, false, true>,
-}
+/// An executor's `onLog` callback.
+#[derive(Clone)]
+pub struct LogStream(Arc<FunctionRef<JsLogEntry, Unknown<'static>>>);
 
 impl LogStream {
-    /// A stream calling `on_log` on `env`'s thread.
-    pub fn new(env: &Env, on_log: FunctionRef<JsLogEntry, Unknown<'static>>) -> napi::Result<Self> {
-        // As for tool calls, the work happens in the callback, which has the environment; the
-        // function itself is a no-op.
-        let noop: Function<(), ()> = env.run_script("(function () {})")?;
-        let deliver = noop
-            .build_threadsafe_function::<LogMessage>()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build_callback(move |context| {
-                match context.value {
-                    LogMessage::Entry(entry) => {
-                        // A logging callback must not change a run's outcome, nor crash Node:
-                        // what it throws is dropped.
-                        if let Ok(on_log) = on_log.borrow_back(&context.env) {
-                            let _ = on_log.call(entry.into());
-                        }
-                    }
-                    LogMessage::Flush(done) => {
-                        let _ = done.send(());
-                    }
-                }
-                Ok(())
-            })?;
-        Ok(Self { deliver })
+    /// A stream calling `on_log`.
+    pub fn new(on_log: FunctionRef<JsLogEntry, Unknown<'static>>) -> Self {
+        Self(Arc::new(on_log))
     }
 
-    /// Queues `entry` for `onLog`.
-    pub fn log(&self, entry: LogEntry) {
-        let _ = self.deliver.call(
-            LogMessage::Entry(entry),
-            ThreadsafeFunctionCallMode::NonBlocking,
-        );
-    }
-
-    /// Returns once every entry queued so far has been delivered, or once Node can no longer
-    /// deliver them (the queue is then dropped, and with it the answer's sender).
-    pub fn flush(&self) {
-        let (done, delivered) = mpsc::channel();
-        let queued = self.deliver.call(
-            LogMessage::Flush(done),
-            ThreadsafeFunctionCallMode::NonBlocking,
-        );
-        if queued == Status::Ok {
-            let _ = delivered.recv();
-        }
+    /// The work that hands `entry` to `onLog` on Node's thread.
+    pub fn deliver(&self, entry: LogEntry) -> OnNode {
+        let on_log = Arc::clone(&self.0);
+        Box::new(move |env: &Env| {
+            // A logging callback must not change a run's outcome, nor crash Node: what it throws
+            // is dropped.
+            if let Ok(on_log) = on_log.borrow_back(env) {
+                let _ = on_log.call(entry.into());
+            }
+        })
     }
 }

@@ -117,12 +117,9 @@ where
         let on_node: OnNode = Box::new(move |env: &Env| {
             holder.release(env);
             after(env);
-            let settled = match outcome.finish() {
+            let settled = finish(env, outcome, convert)
                 // SAFETY: on Node's thread, converting a value for this environment.
-                Ok(value) => convert(env, value)
-                    .and_then(|value| unsafe { V::to_napi_value(env.raw(), value) }),
-                Err(error) => Err(to_napi_error(env, error)),
-            };
+                .and_then(|value| unsafe { V::to_napi_value(env.raw(), value) });
             deferred.settle(env, settled);
         });
         node.on_node(on_node);
@@ -134,4 +131,34 @@ where
     task.detach();
     runnable.run();
     Ok(PromiseRaw::new(env.raw(), promise))
+}
+
+/// [`settle`] for futures that need tokio (joining the engine thread blocks: that takes tokio's
+/// blocking pool), settled through napi's own `spawn_future_with_callback`.
+pub fn settle_on_runtime<'env, T, V, O, F, C>(
+    env: &'env Env,
+    future: F,
+    convert: C,
+) -> Result<PromiseRaw<'env, V>>
+where
+    V: ToNapiValue + 'static,
+    O: Outcome<T>,
+    F: Future<Output = O> + Send + 'static,
+    C: FnOnce(&Env, T) -> Result<V> + 'static,
+{
+    env.spawn_future_with_callback(async move { Ok(future.await) }, move |env, outcome| {
+        finish(env, outcome, convert)
+    })
+}
+
+/// Applies the outcome's state change and converts its value, or its error, for Node.
+fn finish<T, V, O: Outcome<T>>(
+    env: &Env,
+    outcome: O,
+    convert: impl FnOnce(&Env, T) -> Result<V>,
+) -> Result<V> {
+    match outcome.finish() {
+        Ok(value) => convert(env, value),
+        Err(error) => Err(to_napi_error(env, error)),
+    }
 }
