@@ -224,6 +224,10 @@ fn main() {
             .expect("Unable to copy source; try 'git submodule update --init'");
     }
     fs::copy("quickjs.bind.h", out_dir.join("quickjs.bind.h")).expect("Unable to copy source");
+    // ses-executor: QuickJS as this project runs it (vendor/README.md).
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=quickjs");
+    apply_patches(Path::new(PATCH_DIR), out_dir);
 
     if target_os == "wasi" && !matches!(env::var("RQUICKJS_SYS_NO_WASI_SDK").as_deref(), Ok("1")) {
         let wasi_sdk_path = get_wasi_sdk_path();
@@ -412,4 +416,66 @@ where
         let dest_file = format!("{}.rs", env::var("TARGET").unwrap());
         fs::copy(&bindings_file, dest_dir.join(dest_file)).unwrap();
     }
+}
+
+/// ses-executor: the project's patches of QuickJS, one unified diff per file in this folder
+/// (relative to the crate), applied in name order to the copies under `OUT_DIR` that the build
+/// compiles; the sources under `quickjs/` stay as published.
+const PATCH_DIR: &str = "../quickjs-patches";
+
+/// Applies every `*.patch` of `dir` to the sources copied into `out_dir`. A patch that does not
+/// apply fails the build, naming the patch and the file.
+fn apply_patches(dir: &Path, out_dir: &Path) {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut patches: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "patch"))
+        .collect();
+    patches.sort();
+    for patch in patches {
+        let text = fs::read_to_string(&patch)
+            .unwrap_or_else(|error| panic!("{}: {error}", patch.display()));
+        for (file, diff) in split_by_file(&text) {
+            let target = out_dir.join(&file);
+            let original = fs::read_to_string(&target)
+                .unwrap_or_else(|error| panic!("{}: {file}: {error}", patch.display()));
+            let parsed = diffy::Patch::from_str(&diff)
+                .unwrap_or_else(|error| panic!("{}: {file}: {error}", patch.display()));
+            let patched = diffy::apply(&original, &parsed).unwrap_or_else(|error| {
+                panic!("{} does not apply to {file}: {error}", patch.display())
+            });
+            fs::write(&target, patched).expect("Unable to write patched source");
+        }
+    }
+}
+
+/// Splits a multi-file unified diff (as `diff -u` or `git diff` writes it) into
+/// `(file name, diff)` pairs; the file name is that of the `---` (original) path, without its
+/// directories.
+fn split_by_file(text: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut index = 0;
+    while index < lines.len() {
+        let starts_file = lines[index].starts_with("--- ")
+            && lines.get(index + 1).is_some_and(|next| next.starts_with("+++ "));
+        if starts_file {
+            // `--- quickjs/quickjs.c<TAB>timestamp` (diff -u) or `--- a/quickjs/quickjs.c` (git).
+            let path = lines[index][4..].split('\t').next().unwrap_or_default().trim_end();
+            let name = path.rsplit('/').next().unwrap_or(path).to_string();
+            files.push((name, String::new()));
+        }
+        // `diff --git` and `index` lines between files are git's, not the diff's.
+        let part_of_diff = ["--- ", "+++ ", "@@", " ", "+", "-", "\\", "\n"]
+            .iter()
+            .any(|prefix| lines[index].starts_with(prefix));
+        if let (true, Some((_, diff))) = (part_of_diff, files.last_mut()) {
+            diff.push_str(lines[index]);
+        }
+        index += 1;
+    }
+    files
 }
