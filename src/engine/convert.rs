@@ -1,5 +1,5 @@
 //! Copies values between a sandbox and the shared value model with structured-clone semantics
-//! (DESIGN.md "Values across the boundary").
+//! (DESIGN.md "Values across the boundary"): QuickJS's side of the walk in `crate::value::walk`.
 //!
 //! Both directions run on the engine thread. Reading goes through the realm's intrinsics (the
 //! engine's own functions, taken from the built-in prototypes by [`Inspector`]), never through
@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use rquickjs::atom::PredefinedAtom;
 use rquickjs::function::This;
-use rquickjs::object::Property;
+use rquickjs::object::Property as JsProperty;
 use rquickjs::{
     qjs, Array, ArrayBuffer, BigInt, Constructor, Ctx, Exception, Object, Result, Type,
     Value as JsValue,
@@ -23,10 +23,11 @@ use super::inspect::{
     CLASS_BIG_INT, CLASS_BOOLEAN, CLASS_C_FUNCTION, CLASS_DATE, CLASS_ERROR, CLASS_MAP,
     CLASS_NUMBER, CLASS_OBJECT, CLASS_REGEXP, CLASS_SET, CLASS_STRING,
 };
-use crate::value::{
-    with_article, CloneError, PathStep, TypedArrayKind, Value, MAX_ARRAY_LENGTH, MAX_DEPTH,
-    MAX_HOLES,
+use crate::value::walk::{
+    Builder, Describe, Element, Field, Leaf, Problem, Property, Reader, Refusal, Shape, Sink,
+    Source, ViewBuffer,
 };
+use crate::value::{with_article, CloneError, TypedArrayKind, Value};
 
 /// How to treat a part that cannot be copied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,263 +49,43 @@ pub fn to_value<'js>(
     mode: Uncopyable,
     root: &str,
 ) -> std::result::Result<Value, CloneError> {
-    let mut copier = Copier {
+    let source = Sandbox {
         ctx,
         inspector: Inspector::new(ctx, 0, false, false),
-        mode,
         seen: HashMap::new(),
-        order: Vec::new(),
     };
-    let copied = copier.copy(value);
+    let copied = match mode {
+        Uncopyable::Describe => Reader::describing(source).read(value, root),
+        Uncopyable::Refuse => Reader::refusing(source).read(value, root),
+    };
     // Whatever a getter threw is already part of the copy; it must not surface in the run.
     if ctx.has_exception() {
         let _ = ctx.catch();
     }
-    copied.map_err(|(steps, what)| CloneError::at(root, &steps, what))
+    copied
 }
 
-/// Why a part is not copied (Refuse mode), as [`CloneError::what`] says it.
-type What = String;
-
-struct Copier<'a, 'js> {
+/// The sandbox as the walk reads it.
+struct Sandbox<'a, 'js> {
     ctx: &'a Ctx<'js>,
     inspector: Inspector<'a, 'js>,
-    mode: Uncopyable,
     /// Every object copied so far with its number (see `crate::value`).
     seen: HashMap<JsValue<'js>, usize>,
-    /// The same objects by number, so that the ones numbered inside a dropped part can be
-    /// forgotten again.
-    order: Vec<JsValue<'js>>,
 }
 
-/// What visiting a value gives: a finished copy, or a container whose parts come next.
-enum Visit<'js> {
-    Done(Value),
-    Open(CopyFrame<'js>),
-}
+impl<'js> Source for Sandbox<'_, 'js> {
+    type Handle = JsValue<'js>;
+    type Thrown = JsValue<'js>;
+    type Keys = Vec<OwnedAtom<'js>>;
+    /// The `[key, value]` arrays the engine's iterator made, or a Set's items.
+    type Items = Vec<JsValue<'js>>;
 
-/// A container being copied: the walk keeps these on a heap stack instead of recursing, so that
-/// nesting costs neither the engine thread's stack nor QuickJS's stack budget (which the
-/// built-in functions a copy calls are checked against).
-enum CopyFrame<'js> {
-    Array {
-        array: JsValue<'js>,
-        number: usize,
-        length: u32,
-        next: u32,
-        holes: usize,
-        items: Vec<Option<Value>>,
-    },
-    Object {
-        object: JsValue<'js>,
-        keys: Vec<OwnedAtom<'js>>,
-        next: usize,
-        key: String,
-        entries: Vec<(String, Value)>,
-    },
-    Map {
-        /// The `[key, value]` arrays the engine's iterator made.
-        entries: Vec<JsValue<'js>>,
-        next: usize,
-        key: Option<Value>,
-        pairs: Vec<(Value, Value)>,
-    },
-    Set {
-        items: Vec<JsValue<'js>>,
-        next: usize,
-        copied: Vec<Value>,
-    },
-}
-
-/// The next part of a container.
-enum Part<'js> {
-    Value(JsValue<'js>),
-    /// Reading the part threw this.
-    Thrown(JsValue<'js>),
-    /// Every part is copied: the container's copy.
-    End(Value),
-    /// The array cannot be copied after all.
-    Drop {
-        array: JsValue<'js>,
-        number: usize,
-        what: &'static str,
-    },
-}
-
-impl<'js> CopyFrame<'js> {
-    fn next_part(&mut self, copier: &Copier<'_, 'js>) -> Part<'js> {
-        match self {
-            CopyFrame::Array {
-                array,
-                number,
-                length,
-                next,
-                holes,
-                items,
-            } => {
-                while *next < *length {
-                    let index = *next;
-                    let read = OwnedAtom::from_index(copier.ctx, index)
-                        .and_then(|atom| copier.read(array, &atom));
-                    match read {
-                        // A hole is an index the array does not own, which is not `undefined`.
-                        None => {
-                            *next += 1;
-                            *holes += 1;
-                            if *holes > MAX_HOLES {
-                                return Part::Drop {
-                                    array: array.clone(),
-                                    number: *number,
-                                    what: "an array with too many holes to copy",
-                                };
-                            }
-                            items.push(None);
-                        }
-                        Some(Ok(item)) => return Part::Value(item),
-                        Some(Err(thrown)) => return Part::Thrown(thrown),
-                    }
-                }
-                Part::End(Value::Array(std::mem::take(items)))
-            }
-            CopyFrame::Object {
-                object,
-                keys,
-                next,
-                key,
-                entries,
-            } => {
-                while let Some(atom) = keys.get(*next) {
-                    *next += 1;
-                    // A getter may have deleted a later property: structured clone skips it too.
-                    let Some(read) = copier.read(object, atom) else {
-                        continue;
-                    };
-                    *key = atom
-                        .to_value()
-                        .map(|name| copier.string(&name))
-                        .unwrap_or_default();
-                    return match read {
-                        Ok(property) => Part::Value(property),
-                        Err(thrown) => Part::Thrown(thrown),
-                    };
-                }
-                Part::End(Value::Object(std::mem::take(entries)))
-            }
-            CopyFrame::Map {
-                entries,
-                next,
-                key,
-                pairs,
-            } => match entries.get(*next) {
-                // The iterator made these arrays itself: plain data, no user code.
-                Some(entry) => {
-                    Part::Value(copier.inspector.index_data(entry, u32::from(key.is_some())))
-                }
-                None => Part::End(Value::Map(std::mem::take(pairs))),
-            },
-            CopyFrame::Set {
-                items,
-                next,
-                copied,
-            } => match items.get(*next) {
-                Some(item) => Part::Value(item.clone()),
-                None => Part::End(Value::Set(std::mem::take(copied))),
-            },
-        }
-    }
-
-    /// Takes the copy of the part [`Self::next_part`] gave last.
-    fn accept(&mut self, part: Value) {
-        match self {
-            CopyFrame::Array { next, items, .. } => {
-                *next += 1;
-                items.push(Some(part));
-            }
-            CopyFrame::Object { key, entries, .. } => entries.push((std::mem::take(key), part)),
-            CopyFrame::Map {
-                next, key, pairs, ..
-            } => match key.take() {
-                None => *key = Some(part),
-                Some(copied_key) => {
-                    *next += 1;
-                    pairs.push((copied_key, part));
-                }
-            },
-            CopyFrame::Set { next, copied, .. } => {
-                *next += 1;
-                copied.push(part);
-            }
-        }
-    }
-
-    /// The step to the part being copied, for a refusal's path.
-    fn step(&self, copier: &Copier<'_, 'js>) -> PathStep {
-        match self {
-            CopyFrame::Array { next, .. } => PathStep::Index(*next as usize),
-            CopyFrame::Object { key, .. } => PathStep::Key(key.clone()),
-            CopyFrame::Map {
-                entries, next, key, ..
-            } => match (key, entries.get(*next)) {
-                (Some(_), Some(entry)) => {
-                    PathStep::MapValue(copier.key_label(&copier.inspector.index_data(entry, 0)))
-                }
-                _ => PathStep::MapKey(*next),
-            },
-            CopyFrame::Set { next, .. } => PathStep::SetItem(*next),
-        }
-    }
-}
-
-impl<'js> Copier<'_, 'js> {
-    /// The walk: containers wait on `stack` while their parts are copied, the innermost on top.
-    fn copy(&mut self, root: &JsValue<'js>) -> std::result::Result<Value, (Vec<PathStep>, What)> {
-        let mut stack: Vec<CopyFrame<'js>> = Vec::new();
-        let mut part = Part::Value(root.clone());
-        loop {
-            let visited = match part {
-                Part::Value(value) => self.visit(&value, stack.len()),
-                Part::Thrown(thrown) => self.thrown(&thrown).map(Visit::Done),
-                Part::End(copied) => {
-                    stack.pop();
-                    Ok(Visit::Done(copied))
-                }
-                Part::Drop {
-                    array,
-                    number,
-                    what,
-                } => {
-                    stack.pop();
-                    self.forget_from(number);
-                    self.uncopyable(&array, what).map(Visit::Done)
-                }
-            };
-            part = match visited {
-                Ok(Visit::Open(mut frame)) => {
-                    let first = frame.next_part(self);
-                    stack.push(frame);
-                    first
-                }
-                Ok(Visit::Done(copied)) => match stack.last_mut() {
-                    Some(parent) => {
-                        parent.accept(copied);
-                        parent.next_part(self)
-                    }
-                    None => return Ok(copied),
-                },
-                Err(what) => {
-                    let steps = stack.iter().map(|frame| frame.step(self)).collect();
-                    return Err((steps, what));
-                }
-            };
-        }
-    }
-
-    fn visit(
+    fn primitive(
         &mut self,
         value: &JsValue<'js>,
-        depth: usize,
-    ) -> std::result::Result<Visit<'js>, What> {
-        let copied = match value.type_of() {
+    ) -> std::result::Result<Option<Value>, Refusal<JsValue<'js>>> {
+        let refuse = |what: &str| Err(Refusal::What(what.into()));
+        Ok(Some(match value.type_of() {
             Type::Undefined | Type::Uninitialized => Value::Undefined,
             Type::Null => Value::Null,
             Type::Bool => Value::Bool(value.as_bool().unwrap_or_default()),
@@ -312,151 +93,199 @@ impl<'js> Copier<'_, 'js> {
             Type::String => Value::String(self.string(value)),
             // A BigInt's decimal digits, which both engines rebuild it from exactly.
             Type::BigInt => Value::BigInt(inspect::primitive_to_string(self.ctx, value)),
-            Type::Symbol => self.uncopyable(value, "a symbol")?,
-            _ if value.is_object() => return self.visit_object(value, depth),
-            _ => self.uncopyable(value, "not a JS value")?,
-        };
-        Ok(Visit::Done(copied))
+            Type::Symbol => return refuse("a symbol"),
+            // Proxies first: asking anything else of one would run its traps.
+            _ if value.is_proxy() => return refuse("a Proxy"),
+            _ if value.is_function() => return refuse("a function"),
+            _ if value.is_object() => return Ok(None),
+            _ => return refuse("not a JS value"),
+        }))
     }
 
-    fn visit_object(
+    fn shape(
         &mut self,
-        value: &JsValue<'js>,
-        depth: usize,
-    ) -> std::result::Result<Visit<'js>, What> {
-        if let Some(&number) = self.seen.get(value) {
-            return Ok(Visit::Done(Value::Ref(number)));
-        }
-        // Proxies first: asking anything else of one would run its traps.
-        let copied = if value.is_proxy() {
-            self.uncopyable(value, "a Proxy")
-        } else if value.is_function() {
-            self.uncopyable(value, "a function")
-        } else if depth >= MAX_DEPTH {
-            self.uncopyable(value, "too deeply nested")
-        } else {
-            let class = inspect::class_id(value);
-            match class {
-                CLASS_OBJECT => return Ok(self.open_object(value)),
-                CLASS_ARRAY => return self.open_array(value),
-                CLASS_MAP | CLASS_SET => return self.open_collection(value, class),
-                CLASS_DATE => self.copy_date(value),
-                CLASS_REGEXP => self.copy_regexp(value),
-                CLASS_ERROR => Ok(self.copy_error(value)),
-                CLASS_ARRAY_BUFFER => self.copy_array_buffer(value),
-                CLASS_NUMBER | CLASS_STRING | CLASS_BOOLEAN | CLASS_BIG_INT => {
-                    return self.unbox(value, class, depth)
-                }
-                _ => match typed_array_kind(value) {
-                    Some(kind) => self.copy_typed_array(value, kind),
-                    None => {
-                        let what = with_article(&self.inspector.internal_constructor_name(value));
-                        self.uncopyable(value, &what)
+        object: &JsValue<'js>,
+    ) -> std::result::Result<Shape<Self>, Refusal<JsValue<'js>>> {
+        let refuse = |what: &str| Err(Refusal::What(what.into()));
+        let class = inspect::class_id(object);
+        Ok(match class {
+            // Own enumerable string-keyed properties in order; the prototype is not kept, so
+            // class instances arrive as plain objects, as with structured clone.
+            CLASS_OBJECT => Shape::Plain(self.inspector.own_atoms(
+                object,
+                qjs::JS_GPN_STRING_MASK | qjs::JS_GPN_ENUM_ONLY,
+                false,
+            )),
+            // Elements by index, holes kept; other own keys of the array are dropped.
+            CLASS_ARRAY => Shape::Array(self.inspector.array_length(object)),
+            CLASS_MAP | CLASS_SET => {
+                match self.inspector.collection_entries(object, class, usize::MAX) {
+                    Some(items) if class == CLASS_MAP => Shape::Map(items),
+                    Some(items) => Shape::Set(items),
+                    None if class == CLASS_MAP => {
+                        return refuse("a Map whose built-in iterators were replaced")
                     }
-                },
+                    None => return refuse("a Set whose built-in iterators were replaced"),
+                }
             }
-        };
-        copied.map(Visit::Done)
-    }
-
-    /// Own enumerable string-keyed properties in order; the prototype is not kept, so class
-    /// instances arrive as plain objects, as with structured clone.
-    fn open_object(&mut self, object: &JsValue<'js>) -> Visit<'js> {
-        self.register(object);
-        let keys = self.inspector.own_atoms(
-            object,
-            qjs::JS_GPN_STRING_MASK | qjs::JS_GPN_ENUM_ONLY,
-            false,
-        );
-        Visit::Open(CopyFrame::Object {
-            object: object.clone(),
-            entries: Vec::with_capacity(keys.len()),
-            keys,
-            next: 0,
-            key: String::new(),
+            CLASS_DATE => {
+                // `valueOf` is the same engine function as `getTime`: user code must replace
+                // both.
+                let time = ["getTime", "valueOf"].into_iter().find_map(|method| {
+                    self.inspector
+                        .call_native(CLASS_DATE, method, false, object)?
+                        .as_number()
+                });
+                match time {
+                    Some(time) => Shape::Leaf(Value::Date(time)),
+                    None => return refuse("a Date whose built-in methods were replaced"),
+                }
+            }
+            CLASS_REGEXP => match self.inspector.regexp_parts(object) {
+                Some((source, flags)) => Shape::Leaf(Value::RegExp { source, flags }),
+                None => return refuse("a RegExp whose built-in accessors were replaced"),
+            },
+            CLASS_ERROR => Shape::Leaf(self.error(object)),
+            CLASS_ARRAY_BUFFER => match self.inspector.array_buffer_bytes(object, usize::MAX) {
+                Some((_, bytes)) => Shape::Leaf(Value::ArrayBuffer(bytes)),
+                None => return refuse("a detached ArrayBuffer"),
+            },
+            // `new Number(1)` and its kin have no place in the value model: they travel as the
+            // primitive they wrap.
+            CLASS_NUMBER | CLASS_STRING | CLASS_BOOLEAN | CLASS_BIG_INT => {
+                match self.inspector.call_native(class, "valueOf", false, object) {
+                    Some(primitive) => Shape::Boxed(primitive),
+                    None => return refuse("a wrapped primitive whose valueOf was replaced"),
+                }
+            }
+            _ => match typed_array_kind(object) {
+                Some(kind) => return self.typed_array(object, kind),
+                None => {
+                    let name = self.inspector.internal_constructor_name(object);
+                    return Err(Refusal::What(with_article(&name)));
+                }
+            },
         })
     }
 
-    /// Elements by index, holes kept; other own keys of the array are dropped, as with
-    /// structured clone.
-    fn open_array(&mut self, array: &JsValue<'js>) -> std::result::Result<Visit<'js>, What> {
-        let length = self.inspector.array_length(array);
-        let Some(length) = u32::try_from(length)
-            .ok()
-            .filter(|&length| u64::from(length) <= MAX_ARRAY_LENGTH)
-        else {
-            let what = format!("an array too long to copy ({length} items)");
-            return self.uncopyable(array, &what).map(Visit::Done);
-        };
-        let number = self.register(array);
-        Ok(Visit::Open(CopyFrame::Array {
-            array: array.clone(),
-            number,
-            length,
-            next: 0,
-            holes: 0,
-            items: Vec::new(),
-        }))
-    }
-
-    fn open_collection(
+    fn number_of(
         &mut self,
-        collection: &JsValue<'js>,
-        class: u32,
-    ) -> std::result::Result<Visit<'js>, What> {
-        let Some(entries) = self
-            .inspector
-            .collection_entries(collection, class, usize::MAX)
-        else {
-            let what = if class == CLASS_MAP {
-                "a Map whose built-in iterators were replaced"
-            } else {
-                "a Set whose built-in iterators were replaced"
-            };
-            return self.uncopyable(collection, what).map(Visit::Done);
-        };
-        self.register(collection);
-        Ok(Visit::Open(if class == CLASS_MAP {
-            CopyFrame::Map {
-                pairs: Vec::with_capacity(entries.len()),
-                entries,
-                next: 0,
-                key: None,
-            }
-        } else {
-            CopyFrame::Set {
-                copied: Vec::with_capacity(entries.len()),
-                items: entries,
-                next: 0,
-            }
-        }))
+        object: &JsValue<'js>,
+    ) -> std::result::Result<Option<usize>, JsValue<'js>> {
+        Ok(self.seen.get(object).copied())
     }
 
-    fn copy_date(&mut self, date: &JsValue<'js>) -> Copied {
-        // `valueOf` is the same engine function as `getTime`: user code must replace both.
-        let time = ["getTime", "valueOf"].into_iter().find_map(|method| {
-            self.inspector
-                .call_native(CLASS_DATE, method, false, date)?
-                .as_number()
-        });
-        let Some(time) = time else {
-            return self.uncopyable(date, "a Date whose built-in methods were replaced");
-        };
-        self.register(date);
-        Ok(Value::Date(time))
+    fn remember(
+        &mut self,
+        object: &JsValue<'js>,
+        number: usize,
+    ) -> std::result::Result<(), JsValue<'js>> {
+        self.seen.insert(object.clone(), number);
+        Ok(())
     }
 
-    fn copy_regexp(&mut self, regexp: &JsValue<'js>) -> Copied {
-        let Some((source, flags)) = self.inspector.regexp_parts(regexp) else {
-            return self.uncopyable(regexp, "a RegExp whose built-in accessors were replaced");
-        };
-        self.register(regexp);
-        Ok(Value::RegExp { source, flags })
+    fn forget(&mut self, object: &JsValue<'js>) {
+        self.seen.remove(object);
     }
 
+    fn element(&mut self, array: &JsValue<'js>, index: u32) -> Element<JsValue<'js>, JsValue<'js>> {
+        let read = OwnedAtom::from_index(self.ctx, index).and_then(|atom| self.read(array, &atom));
+        match read {
+            None => Element::Hole,
+            Some(Ok(item)) => Element::Value(item),
+            Some(Err(thrown)) => Element::Thrown(thrown),
+        }
+    }
+
+    fn key_count(&self, keys: &Self::Keys) -> usize {
+        keys.len()
+    }
+
+    fn property(
+        &mut self,
+        object: &JsValue<'js>,
+        keys: &Self::Keys,
+        index: usize,
+    ) -> Property<JsValue<'js>, JsValue<'js>> {
+        let Some(atom) = keys.get(index) else {
+            return Property::Absent;
+        };
+        // A getter may have deleted a later property: structured clone skips it too.
+        let Some(read) = self.read(object, atom) else {
+            return Property::Absent;
+        };
+        let key = atom
+            .to_value()
+            .map(|name| self.string(&name))
+            .unwrap_or_default();
+        match read {
+            Ok(value) => Property::Value(key, value),
+            Err(thrown) => Property::Thrown(key, thrown),
+        }
+    }
+
+    fn item_count(&self, items: &Self::Items) -> usize {
+        items.len()
+    }
+
+    fn item(
+        &mut self,
+        items: &Self::Items,
+        index: usize,
+        field: Field,
+    ) -> std::result::Result<JsValue<'js>, JsValue<'js>> {
+        let Some(item) = items.get(index) else {
+            return Ok(JsValue::new_undefined(self.ctx.clone()));
+        };
+        // The iterator made the entry arrays itself: plain data, no user code.
+        Ok(match field {
+            Field::MapKey => self.inspector.index_data(item, 0),
+            Field::MapValue => self.inspector.index_data(item, 1),
+            Field::SetItem => item.clone(),
+        })
+    }
+
+    fn map_key_label(&mut self, items: &Self::Items, index: usize, _key: &Value) -> String {
+        let key = items
+            .get(index)
+            .map(|entry| self.inspector.index_data(entry, 0))
+            .unwrap_or_else(|| JsValue::new_undefined(self.ctx.clone()));
+        let shown = inspect::inspect(self.ctx, &key);
+        let shown = shown.lines().next().unwrap_or_default();
+        match shown.char_indices().nth(MAX_KEY_LABEL) {
+            Some((cut, _)) => format!("{}…", &shown[..cut]),
+            None => shown.to_string(),
+        }
+    }
+
+    fn buffer_bytes(
+        &mut self,
+        buffer: &JsValue<'js>,
+    ) -> std::result::Result<Vec<u8>, Refusal<JsValue<'js>>> {
+        match self.inspector.array_buffer_bytes(buffer, usize::MAX) {
+            Some((_, bytes)) => Ok(bytes),
+            None => Err(Refusal::What(
+                "a typed array whose buffer is detached".into(),
+            )),
+        }
+    }
+
+    fn thrown(&mut self, thrown: JsValue<'js>) -> String {
+        let shown = inspect::inspect(self.ctx, &thrown);
+        shown.lines().next().unwrap_or_default().to_string()
+    }
+}
+
+impl<'js> Describe for Sandbox<'_, 'js> {
+    fn describe(&mut self, value: &JsValue<'js>) -> String {
+        inspect::inspect(self.ctx, value)
+    }
+}
+
+impl<'js> Sandbox<'_, 'js> {
     /// `name` and `message` as data properties (own or inherited, as structured clone reads
     /// them), `stack` as QuickJS keeps it (frame lines only).
-    fn copy_error(&mut self, error: &JsValue<'js>) -> Value {
+    fn error(&self, error: &JsValue<'js>) -> Value {
         let text = |atom| {
             self.inspector
                 .data_get_pre(error, atom)
@@ -470,7 +299,6 @@ impl<'js> Copier<'_, 'js> {
             .raw_stack(error)
             .filter(|stack| stack.is_string())
             .map(|stack| self.string(&stack));
-        self.register(error);
         Value::Error {
             name,
             message,
@@ -478,17 +306,11 @@ impl<'js> Copier<'_, 'js> {
         }
     }
 
-    fn copy_array_buffer(&mut self, buffer: &JsValue<'js>) -> Copied {
-        let Some((_, bytes)) = self.inspector.array_buffer_bytes(buffer, usize::MAX) else {
-            return self.uncopyable(buffer, "a detached ArrayBuffer");
-        };
-        self.register(buffer);
-        Ok(Value::ArrayBuffer(bytes))
-    }
-
-    /// The view is numbered before its buffer (pre-order), and a buffer met before becomes a
-    /// `Ref`, so that views sharing a buffer still share it after the copy.
-    fn copy_typed_array(&mut self, view: &JsValue<'js>, kind: TypedArrayKind) -> Copied {
+    fn typed_array(
+        &self,
+        view: &JsValue<'js>,
+        kind: TypedArrayKind,
+    ) -> std::result::Result<Shape<Self>, Refusal<JsValue<'js>>> {
         let (mut byte_offset, mut byte_length): (qjs::size_t, qjs::size_t) = (0, 0);
         // SAFETY: `view` is a live typed array of this context and the out-pointers are valid
         // locals; the result is an owned reference to its buffer, or the exception marker (which
@@ -507,66 +329,21 @@ impl<'js> Copier<'_, 'js> {
         };
         if buffer.is_exception() {
             let _ = self.ctx.catch();
-            return self.uncopyable(view, "a typed array whose buffer is detached");
+            return Err(Refusal::What(
+                "a typed array whose buffer is detached".into(),
+            ));
         }
         if inspect::class_id(&buffer) != CLASS_ARRAY_BUFFER {
-            return self.uncopyable(view, "a typed array over a SharedArrayBuffer");
+            return Err(Refusal::What(
+                "a typed array over a SharedArrayBuffer".into(),
+            ));
         }
-        let buffer = match self.seen.get(&buffer) {
-            Some(&number) => {
-                self.register(view);
-                Value::Ref(number)
-            }
-            None => {
-                let Some((_, bytes)) = self.inspector.array_buffer_bytes(&buffer, usize::MAX)
-                else {
-                    return self.uncopyable(view, "a typed array whose buffer is detached");
-                };
-                self.register(view);
-                self.register(&buffer);
-                Value::ArrayBuffer(bytes)
-            }
-        };
-        Ok(Value::TypedArray {
+        Ok(Shape::TypedArray {
             kind,
-            buffer: Box::new(buffer),
+            buffer: ViewBuffer::Shared(buffer),
             byte_offset: byte_offset as usize,
             length: byte_length as usize / kind.element_size(),
         })
-    }
-
-    /// `new Number(1)` and its kin have no place in the value model: they travel as the
-    /// primitive they wrap.
-    fn unbox(
-        &mut self,
-        boxed: &JsValue<'js>,
-        class: u32,
-        depth: usize,
-    ) -> std::result::Result<Visit<'js>, What> {
-        match self.inspector.call_native(class, "valueOf", false, boxed) {
-            Some(primitive) if !primitive.is_object() => self.visit(&primitive, depth),
-            _ => self
-                .uncopyable(boxed, "a wrapped primitive whose valueOf was replaced")
-                .map(Visit::Done),
-        }
-    }
-
-    fn uncopyable(&self, value: &JsValue<'js>, what: &str) -> Copied {
-        match self.mode {
-            Uncopyable::Describe => Ok(Value::Uncloneable(inspect::inspect(self.ctx, value))),
-            Uncopyable::Refuse => Err(what.to_string()),
-        }
-    }
-
-    /// A property whose getter threw: the copy names the exception instead of failing the
-    /// whole value (outputs) or says the part is unreadable (tool arguments).
-    fn thrown(&self, exception: &JsValue<'js>) -> Copied {
-        let shown = inspect::inspect(self.ctx, exception);
-        let shown = shown.lines().next().unwrap_or_default();
-        match self.mode {
-            Uncopyable::Describe => Ok(Value::Uncloneable(format!("[Thrown: {shown}]"))),
-            Uncopyable::Refuse => Err(format!("unreadable (reading it threw {shown})")),
-        }
     }
 
     /// An own property's value, from its getter if it has one (structured clone calls getters):
@@ -600,37 +377,11 @@ impl<'js> Copier<'_, 'js> {
         }
     }
 
-    fn register(&mut self, object: &JsValue<'js>) -> usize {
-        let number = self.order.len();
-        self.seen.insert(object.clone(), number);
-        self.order.push(object.clone());
-        number
-    }
-
-    /// Forgets the objects numbered from `number` on, after the part that holds them was
-    /// dropped: their numbers never reach the copy, so later occurrences must be copied afresh.
-    fn forget_from(&mut self, number: usize) {
-        for object in self.order.drain(number..) {
-            self.seen.remove(&object);
-        }
-    }
-
     fn string(&self, value: &JsValue<'js>) -> String {
         // Lone surrogates have no UTF-8 form; they become U+FFFD.
         inspect::lossy(&inspect::js_string_units(self.ctx, value).unwrap_or_default())
     }
-
-    fn key_label(&self, key: &JsValue<'js>) -> String {
-        let shown = inspect::inspect(self.ctx, key);
-        let shown = shown.lines().next().unwrap_or_default();
-        match shown.char_indices().nth(MAX_KEY_LABEL) {
-            Some((cut, _)) => format!("{}…", &shown[..cut]),
-            None => shown.to_string(),
-        }
-    }
 }
-
-type Copied = std::result::Result<Value, What>;
 
 /// The kind of a typed array; `None` for anything else, and for `Float16Array`, which
 /// structured clone does not know.
@@ -663,263 +414,154 @@ fn quickjs_kind(kind: TypedArrayKind) -> qjs::JSTypedArrayEnum {
 /// A copy it cannot build (a `Ref` to nothing, a typed array without a buffer, a `Map` after
 /// the sandbox replaced `Map.prototype.set`) throws a `TypeError` or `RangeError` in `ctx`.
 pub fn from_value<'js>(ctx: &Ctx<'js>, value: &Value) -> Result<JsValue<'js>> {
-    let mut builder = Builder {
+    Builder::new(Maker {
         ctx,
         inspector: Inspector::new(ctx, 0, false, false),
-        created: Vec::new(),
-    };
-    builder.build(value)
+    })
+    .build(value)
 }
 
-struct Builder<'a, 'js> {
+/// The sandbox as the walk builds in it.
+struct Maker<'a, 'js> {
     ctx: &'a Ctx<'js>,
     inspector: Inspector<'a, 'js>,
-    /// The objects built so far, by number (see `crate::value`).
-    created: Vec<JsValue<'js>>,
 }
 
-/// A container being filled. As when copying, the walk keeps these on a heap stack instead of
-/// recursing; a container is linked into its parent before its own parts are built.
-enum BuildFrame<'v, 'js> {
-    Array {
-        array: Object<'js>,
-        items: std::iter::Enumerate<std::slice::Iter<'v, Option<Value>>>,
-    },
-    Object {
-        object: Object<'js>,
-        entries: std::slice::Iter<'v, (String, Value)>,
-    },
-    Map {
-        map: JsValue<'js>,
-        set: rquickjs::Function<'js>,
-        entries: std::slice::Iter<'v, (Value, Value)>,
-        /// The key of the entry being built, once it exists, and the value it maps to.
-        key: Option<(JsValue<'js>, &'v Value)>,
-    },
-    Set {
-        set: JsValue<'js>,
-        add: rquickjs::Function<'js>,
-        items: std::slice::Iter<'v, Value>,
-    },
-}
+impl<'js> Sink for Maker<'_, 'js> {
+    type Handle = JsValue<'js>;
+    type Array = Object<'js>;
+    type Object = Object<'js>;
+    /// The map and the engine's own `Map.prototype.set`.
+    type Map = (JsValue<'js>, rquickjs::Function<'js>);
+    /// The set and the engine's own `Set.prototype.add`.
+    type Set = (JsValue<'js>, rquickjs::Function<'js>);
+    type Error = rquickjs::Error;
 
-/// Where a built part goes.
-enum Slot<'v, 'js> {
-    Index(Object<'js>, u32),
-    Key(Object<'js>, &'v str),
-    /// A Map key; the value comes next.
-    MapKey(&'v Value),
-    MapValue(JsValue<'js>, rquickjs::Function<'js>, JsValue<'js>),
-    SetItem(JsValue<'js>, rquickjs::Function<'js>),
-}
-
-impl<'v, 'js> BuildFrame<'v, 'js> {
-    /// The next part to build and where it goes; `None` once the container is full.
-    fn next_part(&mut self) -> Option<(&'v Value, Slot<'v, 'js>)> {
-        match self {
-            BuildFrame::Array { array, items } => items.find_map(|(index, item)| {
-                // Holes are the indices left alone. The array's length was checked to fit.
-                Some((item.as_ref()?, Slot::Index(array.clone(), index as u32)))
-            }),
-            BuildFrame::Object { object, entries } => entries
-                .next()
-                .map(|(key, item)| (item, Slot::Key(object.clone(), key.as_str()))),
-            BuildFrame::Map {
-                map,
-                set,
-                entries,
-                key,
-            } => match key.take() {
-                Some((key, item)) => Some((item, Slot::MapValue(map.clone(), set.clone(), key))),
-                None => entries.next().map(|(key, item)| (key, Slot::MapKey(item))),
-            },
-            BuildFrame::Set { set, add, items } => items
-                .next()
-                .map(|item| (item, Slot::SetItem(set.clone(), add.clone()))),
-        }
-    }
-}
-
-impl<'v, 'js> Builder<'_, 'js> {
-    /// The walk: containers wait on `stack` while their parts are built, the innermost on top.
-    fn build(&mut self, root: &'v Value) -> Result<JsValue<'js>> {
-        let (built, frame) = self.make(root, 0)?;
-        let mut stack: Vec<BuildFrame<'v, 'js>> = frame.into_iter().collect();
-        while let Some(frame) = stack.last_mut() {
-            let Some((part, slot)) = frame.next_part() else {
-                stack.pop();
-                continue;
-            };
-            let (value, opened) = self.make(part, stack.len())?;
-            match slot {
-                // Defined, not assigned: setters on the prototypes must not run, and
-                // `__proto__` is a key like any other.
-                Slot::Index(array, index) => array.prop(index, data(value))?,
-                Slot::Key(object, key) => object.prop(key, data(value))?,
-                Slot::MapKey(item) => {
-                    if let Some(BuildFrame::Map { key, .. }) = stack.last_mut() {
-                        *key = Some((value, item));
-                    }
-                }
-                Slot::MapValue(map, set, key) => {
-                    set.call::<_, JsValue>((This(map), key, value))?;
-                }
-                Slot::SetItem(set, add) => {
-                    add.call::<_, JsValue>((This(set), value))?;
-                }
-            }
-            stack.extend(opened);
-        }
-        Ok(built)
-    }
-
-    /// `value` itself, and for a container the frame that fills it.
-    fn make(
-        &mut self,
-        value: &'v Value,
-        depth: usize,
-    ) -> Result<(JsValue<'js>, Option<BuildFrame<'v, 'js>>)> {
-        if depth > MAX_DEPTH {
-            return Err(Exception::throw_range(
-                self.ctx,
-                "the value is nested too deeply",
-            ));
-        }
+    fn leaf(&mut self, leaf: Leaf<'_>) -> Result<JsValue<'js>> {
         let ctx = self.ctx.clone();
-        let built = match value {
-            Value::Undefined => JsValue::new_undefined(ctx),
-            Value::Null => JsValue::new_null(ctx),
-            Value::Bool(flag) => JsValue::new_bool(ctx, *flag),
+        let made = match leaf {
+            Leaf::Undefined => JsValue::new_undefined(ctx),
+            Leaf::Null => JsValue::new_null(ctx),
+            Leaf::Bool(flag) => JsValue::new_bool(ctx, flag),
             // `new_number` would store -0 as the integer 0.
-            Value::Number(number) if *number == 0.0 && number.is_sign_negative() => {
-                JsValue::new_float(ctx, *number)
+            Leaf::Number(number) if number == 0.0 && number.is_sign_negative() => {
+                JsValue::new_float(ctx, number)
             }
-            Value::Number(number) => JsValue::new_number(ctx, *number),
-            Value::BigInt(digits) => self.big_int(digits)?,
-            Value::String(text) | Value::Uncloneable(text) => {
-                rquickjs::String::from_str(ctx, text)?.into_value()
-            }
-            Value::Array(items) => {
-                let Ok(length) = u32::try_from(items.len()) else {
-                    return Err(Exception::throw_range(self.ctx, "the array is too long"));
-                };
-                let array = Array::new(ctx)?.into_object();
-                // The length first: trailing holes are holes too.
-                array.set(PredefinedAtom::Length, length)?;
-                self.created.push(array.clone().into_value());
-                let frame = BuildFrame::Array {
-                    array: array.clone(),
-                    items: items.iter().enumerate(),
-                };
-                return Ok((array.into_value(), Some(frame)));
-            }
-            Value::Object(entries) => {
-                let object = Object::new(ctx)?;
-                self.created.push(object.clone().into_value());
-                let frame = BuildFrame::Object {
-                    object: object.clone(),
-                    entries: entries.iter(),
-                };
-                return Ok((object.into_value(), Some(frame)));
-            }
-            Value::Map(entries) => {
-                let map = self.construct(CLASS_MAP, "Map", ())?;
-                self.created.push(map.clone());
-                let frame = BuildFrame::Map {
-                    map: map.clone(),
-                    set: self.native_method(CLASS_MAP, "set")?,
-                    entries: entries.iter(),
-                    key: None,
-                };
-                return Ok((map, Some(frame)));
-            }
-            Value::Set(items) => {
-                let set = self.construct(CLASS_SET, "Set", ())?;
-                self.created.push(set.clone());
-                let frame = BuildFrame::Set {
-                    set: set.clone(),
-                    add: self.native_method(CLASS_SET, "add")?,
-                    items: items.iter(),
-                };
-                return Ok((set, Some(frame)));
-            }
-            Value::Date(time) => {
+            Leaf::Number(number) => JsValue::new_number(ctx, number),
+            Leaf::BigInt(digits) => self.big_int(digits)?,
+            Leaf::String(text) => rquickjs::String::from_str(ctx, text)?.into_value(),
+            Leaf::Date(time) => {
                 // SAFETY: plain constructor call on a live context; the result is an owned Date
                 // or the exception marker.
-                let date = unsafe {
-                    JsValue::from_raw(ctx, qjs::JS_NewDate(self.ctx.as_raw().as_ptr(), *time))
-                };
-                self.created(date)?
+                unsafe { JsValue::from_raw(ctx, qjs::JS_NewDate(self.ctx.as_raw().as_ptr(), time)) }
             }
-            Value::RegExp { source, flags } => {
-                let regexp =
-                    self.construct(CLASS_REGEXP, "RegExp", (source.as_str(), flags.as_str()))?;
-                self.created(regexp)?
+            Leaf::RegExp { source, flags } => {
+                self.construct(CLASS_REGEXP, "RegExp", (source, flags))?
             }
-            Value::Error {
+            Leaf::Error {
                 name,
                 message,
                 stack,
-            } => {
-                let error = self.error(name, message, stack.as_deref())?;
-                self.created(error)?
-            }
-            Value::ArrayBuffer(bytes) => {
-                let buffer = ArrayBuffer::new_copy(ctx, bytes)?.into_value();
-                self.created(buffer)?
-            }
-            Value::TypedArray {
-                kind,
-                buffer,
-                byte_offset,
-                length,
-            } => self.make_typed_array(*kind, buffer, *byte_offset, *length, depth)?,
-            Value::Ref(number) => match self.created.get(*number) {
-                Some(object) => object.clone(),
-                None => {
-                    return Err(Exception::throw_type(
-                        self.ctx,
-                        "a reference to an object that was not copied",
-                    ))
-                }
-            },
+            } => self.error(name, message, stack)?,
+            Leaf::ArrayBuffer(bytes) => ArrayBuffer::new_copy(ctx, bytes)?.into_value(),
         };
-        Ok((built, None))
+        if made.is_exception() {
+            return Err(rquickjs::Error::Exception);
+        }
+        Ok(made)
     }
 
-    fn make_typed_array(
+    fn array(&mut self, length: u32) -> Result<(JsValue<'js>, Object<'js>)> {
+        let array = Array::new(self.ctx.clone())?.into_object();
+        // The length first: trailing holes are holes too.
+        array.set(PredefinedAtom::Length, length)?;
+        Ok((array.clone().into_value(), array))
+    }
+
+    fn object(&mut self) -> Result<(JsValue<'js>, Object<'js>)> {
+        let object = Object::new(self.ctx.clone())?;
+        Ok((object.clone().into_value(), object))
+    }
+
+    fn map(&mut self) -> Result<(JsValue<'js>, Self::Map)> {
+        let map = self.construct(CLASS_MAP, "Map", ())?;
+        let set = self.native_method(CLASS_MAP, "set")?;
+        Ok((map.clone(), (map, set)))
+    }
+
+    fn set(&mut self) -> Result<(JsValue<'js>, Self::Set)> {
+        let set = self.construct(CLASS_SET, "Set", ())?;
+        let add = self.native_method(CLASS_SET, "add")?;
+        Ok((set.clone(), (set, add)))
+    }
+
+    fn is_array_buffer(&mut self, value: &JsValue<'js>) -> Result<bool> {
+        Ok(inspect::class_id(value) == CLASS_ARRAY_BUFFER)
+    }
+
+    fn typed_array(
         &mut self,
         kind: TypedArrayKind,
-        buffer: &'v Value,
+        buffer: &JsValue<'js>,
         byte_offset: usize,
         length: usize,
-        depth: usize,
     ) -> Result<JsValue<'js>> {
-        // The view's number comes before its buffer's, but the view needs the buffer: hold the
-        // number until both exist.
-        let slot = self.created.len();
-        self.created.push(JsValue::new_undefined(self.ctx.clone()));
-        let (buffer, _) = self.make(buffer, depth + 1)?;
-        if inspect::class_id(&buffer) != CLASS_ARRAY_BUFFER {
-            return Err(Exception::throw_type(
-                self.ctx,
-                "a typed array's buffer must be an ArrayBuffer",
-            ));
+        // Offsets and lengths beyond 2^53 are no valid view; the engine rejects them as such.
+        let byte_offset = JsValue::new_number(self.ctx.clone(), byte_offset as f64);
+        let length = JsValue::new_number(self.ctx.clone(), length as f64);
+        let mut args = [buffer.as_raw(), byte_offset.as_raw(), length.as_raw()];
+        // SAFETY: the three arguments are live values borrowed for the call (QuickJS duplicates
+        // what it keeps); the result is an owned view or the exception marker, e.g. a RangeError
+        // for a view outside its buffer.
+        let view = unsafe {
+            JsValue::from_raw(
+                self.ctx.clone(),
+                qjs::JS_NewTypedArray(
+                    self.ctx.as_raw().as_ptr(),
+                    args.len() as i32,
+                    args.as_mut_ptr(),
+                    quickjs_kind(kind),
+                ),
+            )
+        };
+        if view.is_exception() {
+            return Err(rquickjs::Error::Exception);
         }
-        let view = self.typed_array(kind, &buffer, byte_offset, length)?;
-        self.created[slot] = view.clone();
         Ok(view)
     }
 
-    /// Numbers a freshly made object, or reports the exception that stopped its making.
-    fn created(&mut self, object: JsValue<'js>) -> Result<JsValue<'js>> {
-        if object.is_exception() {
-            return Err(rquickjs::Error::Exception);
-        }
-        self.created.push(object.clone());
-        Ok(object)
+    // Defined, not assigned: setters on the prototypes must not run, and `__proto__` is a key
+    // like any other.
+    fn set_element(&mut self, array: &Object<'js>, index: u32, value: JsValue<'js>) -> Result<()> {
+        array.prop(index, data(value))
     }
 
+    fn define(&mut self, object: &Object<'js>, key: &str, value: JsValue<'js>) -> Result<()> {
+        object.prop(key, data(value))
+    }
+
+    fn map_set(&mut self, map: &Self::Map, key: JsValue<'js>, value: JsValue<'js>) -> Result<()> {
+        let (map, set) = map;
+        set.call::<_, JsValue>((This(map.clone()), key, value))?;
+        Ok(())
+    }
+
+    fn set_add(&mut self, set: &Self::Set, item: JsValue<'js>) -> Result<()> {
+        let (set, add) = set;
+        add.call::<_, JsValue>((This(set.clone()), item))?;
+        Ok(())
+    }
+
+    fn fail(&mut self, problem: Problem) -> rquickjs::Error {
+        if problem.is_range_error() {
+            Exception::throw_range(self.ctx, problem.message())
+        } else {
+            Exception::throw_type(self.ctx, problem.message())
+        }
+    }
+}
+
+impl<'js> Maker<'_, 'js> {
     fn big_int(&self, digits: &str) -> Result<JsValue<'js>> {
         if let Ok(small) = digits.parse::<i64>() {
             return Ok(BigInt::from_i64(self.ctx.clone(), small)?.into_value());
@@ -1092,47 +734,19 @@ impl<'v, 'js> Builder<'_, 'js> {
         };
         error.is_error().then_some(error)
     }
-
-    fn typed_array(
-        &self,
-        kind: TypedArrayKind,
-        buffer: &JsValue<'js>,
-        byte_offset: usize,
-        length: usize,
-    ) -> Result<JsValue<'js>> {
-        // Offsets and lengths beyond 2^53 are no valid view; the engine rejects them as such.
-        let byte_offset = JsValue::new_number(self.ctx.clone(), byte_offset as f64);
-        let length = JsValue::new_number(self.ctx.clone(), length as f64);
-        let mut args = [buffer.as_raw(), byte_offset.as_raw(), length.as_raw()];
-        // SAFETY: the three arguments are live values borrowed for the call (QuickJS duplicates
-        // what it keeps); the result is an owned view or the exception marker, e.g. a RangeError
-        // for a view outside its buffer.
-        let view = unsafe {
-            JsValue::from_raw(
-                self.ctx.clone(),
-                qjs::JS_NewTypedArray(
-                    self.ctx.as_raw().as_ptr(),
-                    args.len() as i32,
-                    args.as_mut_ptr(),
-                    quickjs_kind(kind),
-                ),
-            )
-        };
-        if view.is_exception() {
-            return Err(rquickjs::Error::Exception);
-        }
-        Ok(view)
-    }
 }
 
 /// A plain data property, as an object literal makes it.
-fn data<T>(value: T) -> Property<T> {
-    Property::from(value).writable().enumerable().configurable()
+fn data<T>(value: T) -> JsProperty<T> {
+    JsProperty::from(value)
+        .writable()
+        .enumerable()
+        .configurable()
 }
 
 /// A data property as the engine makes `message` and `stack`: not enumerable.
-fn hidden(text: &str) -> Property<&str> {
-    Property::from(text).writable().configurable()
+fn hidden(text: &str) -> JsProperty<&str> {
+    JsProperty::from(text).writable().configurable()
 }
 
 #[cfg(test)]
@@ -1141,6 +755,7 @@ mod tests {
 
     use super::*;
     use crate::options::Options;
+    use crate::value::MAX_DEPTH;
 
     /// Runs `f` in a fresh runtime (with the engine's stack limit) and context, and checks that
     /// it left no exception pending.

@@ -9,6 +9,8 @@
 //! children are visited), and a later occurrence of the same object is `Ref(number)`. Both
 //! sides number the same way, so `Ref` needs no explicit ids on the object variants.
 
+pub mod walk;
+
 /// A copied JS value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -133,6 +135,18 @@ pub struct CloneError {
     /// `"a function"`, `"a symbol"`, …
     pub what: String,
 }
+
+/// The error classes a copy recreates by name, as structured clone does; an error of any other
+/// `name` arrives as an `Error` that keeps the name.
+pub const ERROR_NAMES: [&str; 7] = [
+    "Error",
+    "TypeError",
+    "RangeError",
+    "ReferenceError",
+    "SyntaxError",
+    "EvalError",
+    "URIError",
+];
 
 /// Objects nested deeper than this are not copied, on either side: whatever receives a copy
 /// (`util.inspect`, `JSON.stringify`, a `Value`'s own drop) recurses over it, and hostile nesting
