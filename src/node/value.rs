@@ -14,7 +14,9 @@ use napi::bindgen_prelude::{
     TypeName, TypedArray, TypedArrayType, Uint16ArraySlice, Uint32ArraySlice, Uint8ArraySlice,
     Uint8ClampedSlice, Unknown, ValidateNapiValue, ValueType,
 };
-use napi::{sys, Env, JsDate, JsValue, Property as JsProperty, PropertyAttributes, Result};
+use napi::{
+    sys, Env, JsDate, JsGlobal, JsValue, Property as JsProperty, PropertyAttributes, Result,
+};
 
 use crate::value::walk::{
     Builder, Element, Field, Leaf, Problem, Property, Reader, Refusal, Shape, Sink, Source,
@@ -44,22 +46,15 @@ impl ToNapiValue for Copied {
 
 /// Builds a host value from a copy: every object is fresh, made by the host's constructors.
 pub fn to_js<'env>(env: &'env Env, value: &Value) -> Result<Unknown<'env>> {
-    Builder::new(HostMaker {
-        env,
-        global: global(env)?,
-    })
-    .build(value)
-}
-
-/// `globalThis`, as an object.
-fn global(env: &Env) -> Result<Object<'_>> {
-    env.get_global()?.to_unknown().coerce_to_object()
+    Builder::new(HostMaker { env, global: None }).build(value)
 }
 
 /// The host as the walk builds in it.
 struct HostMaker<'env> {
     env: &'env Env,
-    global: Object<'env>,
+    /// `globalThis`, looked up when a value first needs one of its constructors: most outputs
+    /// and tool results are primitives.
+    global: Option<JsGlobal<'env>>,
 }
 
 impl<'env> Sink for HostMaker<'env> {
@@ -79,13 +74,14 @@ impl<'env> Sink for HostMaker<'env> {
             Leaf::Number(number) => number.into_unknown(env),
             Leaf::String(text) => text.into_unknown(env),
             Leaf::BigInt(digits) => {
-                let big_int: Function<&str, Unknown> = self.global.get_named_property("BigInt")?;
+                let big_int: Function<&str, Unknown> =
+                    self.global()?.get_named_property("BigInt")?;
                 big_int.call(digits)
             }
             Leaf::Date(time) => Ok(env.create_date(time)?.to_unknown()),
             Leaf::RegExp { source, flags } => {
                 let regexp: Function<FnArgs<(&str, &str)>, Unknown> =
-                    self.global.get_named_property("RegExp")?;
+                    self.global()?.get_named_property("RegExp")?;
                 regexp.new_instance((source, flags).into())
             }
             Leaf::Error {
@@ -188,9 +184,18 @@ impl<'env> Sink for HostMaker<'env> {
 }
 
 impl<'env> HostMaker<'env> {
+    fn global(&mut self) -> Result<&JsGlobal<'env>> {
+        if self.global.is_none() {
+            self.global = Some(self.env.get_global()?);
+        }
+        self.global
+            .as_ref()
+            .ok_or_else(|| napi::Error::from_reason("globalThis is missing"))
+    }
+
     /// An empty `new Map()` / `new Set()`.
-    fn construct(&self, name: &str) -> Result<(Unknown<'env>, Object<'env>)> {
-        let constructor: Function<(), Unknown> = self.global.get_named_property(name)?;
+    fn construct(&mut self, name: &str) -> Result<(Unknown<'env>, Object<'env>)> {
+        let constructor: Function<(), Unknown> = self.global()?.get_named_property(name)?;
         let object = constructor.new_instance(())?;
         Ok((object, object.coerce_to_object()?))
     }
@@ -198,10 +203,10 @@ impl<'env> HostMaker<'env> {
     /// An error of the host's built-in class called `name` when there is one, else an `Error`
     /// whose own `name` says what it was; its `stack` starts with `Name: message` as V8's do,
     /// followed by the sandbox's frames.
-    fn error(&self, name: &str, message: &str, stack: Option<&str>) -> Result<Unknown<'env>> {
+    fn error(&mut self, name: &str, message: &str, stack: Option<&str>) -> Result<Unknown<'env>> {
         let built_in = ERROR_NAMES.contains(&name);
         let constructor: Function<Unknown, Unknown> = self
-            .global
+            .global()?
             .get_named_property(if built_in { name } else { "Error" })?;
         // `new Error(undefined)` has no own `message`, as the original had none.
         let message_arg = if message.is_empty() {
@@ -309,7 +314,7 @@ struct HostValues<'env> {
 
 /// What reading objects uses of the host's realm.
 struct Intrinsics<'env> {
-    global: Object<'env>,
+    global: JsGlobal<'env>,
     /// A host `Map` from every object read so far to its number (see `crate::value`).
     seen: Object<'env>,
     seen_get: Function<'env, Unknown<'env>, Unknown<'env>>,
@@ -320,7 +325,7 @@ struct Intrinsics<'env> {
 
 impl<'env> Intrinsics<'env> {
     fn new(env: &'env Env) -> Result<Self> {
-        let global = global(env)?;
+        let global = env.get_global()?;
         let map: Function<(), Unknown> = global.get_named_property("Map")?;
         let seen = map.new_instance(())?.coerce_to_object()?;
         let object: Function = global.get_named_property("Object")?;
