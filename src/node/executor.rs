@@ -17,7 +17,7 @@ use crate::diagnostic::Diagnostic;
 use crate::engine::host::Host;
 use crate::engine::{RunAbort, RunStats};
 use crate::error::ExecutorError;
-use crate::executor::{validation_failed, Executor, RunOutput};
+use crate::executor::{Executor, RunOutput};
 use crate::program::rules::code_non_empty;
 
 /// The result of a successful `run()` (§3.1).
@@ -229,7 +229,7 @@ impl SesExecutor {
         let code = match read_code(code)? {
             Some(code) => code,
             None => {
-                return refuse(validation_failed(&[Diagnostic::error(
+                return refuse(ExecutorError::validation(&[Diagnostic::error(
                     code_non_empty::RULE,
                     CODE_NOT_A_STRING,
                 )]));

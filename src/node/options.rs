@@ -18,7 +18,6 @@ use super::value::from_js;
 use crate::diagnostic::Diagnostic;
 use crate::engine::RunAbort;
 use crate::error::ExecutorError;
-use crate::executor::validation_failed;
 use crate::modules::{bridged_name, ModuleExport, ModuleSpec};
 use crate::options::rules::{self, invalid};
 use crate::options::{Options, RawOptions};
@@ -194,7 +193,7 @@ pub fn entries<'env>(
     value: Unknown<'env>,
     what: &str,
 ) -> std::result::Result<Vec<(String, Unknown<'env>)>, ExecutorError> {
-    let not_an_object = || validation_failed(&[rules::not_an_object(what)]);
+    let not_an_object = || ExecutorError::validation(&[rules::not_an_object(what)]);
     if value.get_type().ok() != Some(ValueType::Object) || value.is_array().unwrap_or(false) {
         return Err(not_an_object());
     }
@@ -218,7 +217,7 @@ pub fn node_tool(
     name: &str,
     value: Unknown,
 ) -> std::result::Result<NodeTool, ExecutorError> {
-    let refused = || validation_failed(&[rules::not_a_tool(name)]);
+    let refused = || ExecutorError::validation(&[rules::not_a_tool(name)]);
     let attempt = || -> napi::Result<Option<NodeTool>> {
         match value.get_type()? {
             ValueType::Function => {
@@ -257,7 +256,7 @@ pub fn node_tool(
 
 /// A value refused where a copy is required, with the path to the part in `details.path`.
 pub fn clone_refused(error: &CloneError) -> ExecutorError {
-    validation_failed(&[rules::uncopyable(error)]).with_detail("path", error.path.as_str())
+    ExecutorError::validation(&[rules::uncopyable(error)]).with_detail("path", error.path.as_str())
 }
 
 /// The constructor's options, checked: what the executor runs with, the host functions of
@@ -273,9 +272,9 @@ pub fn resolve(
     env: &Env,
     options: Option<Unknown>,
 ) -> std::result::Result<Resolved, ExecutorError> {
-    let raw = read(env, options).map_err(|diagnostic| validation_failed(&[diagnostic]))?;
+    let raw = read(env, options).map_err(|diagnostic| ExecutorError::validation(&[diagnostic]))?;
     let (mut resolved, _notices) =
-        Options::resolve(&raw).map_err(|diagnostics| validation_failed(&diagnostics))?;
+        Options::resolve(&raw).map_err(|diagnostics| ExecutorError::validation(&diagnostics))?;
     let on_log = match options.and_then(|options| option_named(env, options, "onLog")) {
         None => None,
         Some(on_log) if on_log.get_type().ok() == Some(ValueType::Function) => {
@@ -344,7 +343,7 @@ fn option_named<'env>(env: &'env Env, options: Unknown<'env>, name: &str) -> Opt
 }
 
 fn option_refused(diagnostic: Diagnostic) -> ExecutorError {
-    validation_failed(&[diagnostic])
+    ExecutorError::validation(&[diagnostic])
 }
 
 /// `signal.addEventListener` / `removeEventListener`, called with `("abort", listener)`.
@@ -421,5 +420,5 @@ impl SignalWatch {
 }
 
 fn module_refused(name: &str) -> ExecutorError {
-    validation_failed(&[rules::not_a_module(name)])
+    ExecutorError::validation(&[rules::not_a_module(name)])
 }
