@@ -175,7 +175,6 @@ impl Worker {
             .with(|ctx| execute(&ctx, state, bridge, &program, &request));
         let (tool_calls, tool_time) = self.bridge.end_run();
         self.state.end();
-        self.state.flush_log_stream();
         self.dirty |= dirty;
         RunReport {
             result,

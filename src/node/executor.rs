@@ -11,6 +11,7 @@ use super::host::{NodeHost, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::{clone_refused, entries, node_tool, resolve, watch_signal, Resolved};
 use super::program::{read_code, CODE_NOT_A_STRING};
+use super::queue::NodeQueue;
 use super::settle::{settle, settle_on_runtime, settle_then};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
@@ -95,8 +96,8 @@ pub struct SesExecutor {
     executor: Executor,
     /// The tools sent so far; only touched on Node's thread.
     tools: ToolTable,
-    /// Node's side of the executor: its tool calls and the settling of its promises.
-    node: Arc<NodeHost>,
+    /// The executor's queue to Node's thread, which settles its promises.
+    node: Arc<NodeQueue>,
 }
 
 #[napi]
@@ -272,9 +273,10 @@ impl SesExecutor {
         } = resolved;
         let tools: ToolTable = Arc::new(Mutex::new(module_tools.into_iter().collect()));
         let logs = on_log.map(LogStream::new);
-        let node = Arc::new(NodeHost::new(env, Arc::clone(&tools), logs)?);
+        let host = NodeHost::new(env, Arc::clone(&tools), logs)?;
+        let node = host.queue();
         Ok(Self {
-            executor: Executor::new(options, Arc::clone(&node) as Arc<dyn Host>),
+            executor: Executor::new(options, Arc::new(host) as Arc<dyn Host>),
             tools,
             node,
         })

@@ -9,6 +9,7 @@ mod log_stream;
 mod options;
 mod program;
 mod prompt;
+mod queue;
 mod settle;
 mod value;
 

@@ -21,11 +21,8 @@ use napi::bindgen_prelude::{PromiseRaw, ToNapiValue};
 use napi::{check_status, sys, Env, Result};
 
 use super::error::to_napi_error;
-use super::host::NodeHost;
+use super::queue::{NodeQueue, OnNode};
 use crate::error::ExecutorError;
-
-/// Work to do on Node's thread.
-pub type OnNode = Box<dyn FnOnce(&Env) + Send>;
 
 /// What an executor future yields: a result, or a result whose state change is applied as the
 /// promise settles, on Node's thread.
@@ -76,7 +73,7 @@ impl Deferred {
 /// `future` completes.
 pub fn settle<'env, T, V, O, F, C>(
     env: &'env Env,
-    node: &Arc<NodeHost>,
+    node: &Arc<NodeQueue>,
     future: F,
     convert: C,
 ) -> Result<PromiseRaw<'env, V>>
@@ -92,7 +89,7 @@ where
 /// [`settle`], running `after` on Node's thread just before the promise settles, either way.
 pub fn settle_then<'env, T, V, O, F, C, A>(
     env: &'env Env,
-    node: &Arc<NodeHost>,
+    node: &Arc<NodeQueue>,
     future: F,
     convert: C,
     after: A,

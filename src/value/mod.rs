@@ -107,13 +107,6 @@ impl TypedArrayKind {
         }
     }
 
-    /// The kind whose constructor is called `name`.
-    pub fn from_constructor_name(name: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|kind| kind.constructor_name() == name)
-    }
-
     /// Bytes per element.
     pub fn element_size(self) -> usize {
         match self {
