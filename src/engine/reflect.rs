@@ -7,6 +7,8 @@
 //!
 //! Nothing here runs sandbox code unless it says so (`get`, `call_this`), and nothing leaves an
 //! exception pending: a failed read is cleared and reported as `None` / `Err(())`.
+//!
+//! Spec: §5.2 (hardened endowments: nothing the sandbox replaced is trusted) and §7.3.
 
 use std::ffi::{c_int, c_void, CString};
 use std::ptr;

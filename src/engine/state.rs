@@ -1,5 +1,7 @@
 //! What one run shares between the engine thread's run loop and the native functions it installs
 //! in the sandbox (guard, output, `final_answer`, console). Lives on the engine thread only.
+//!
+//! Spec: §7.2 (run algorithm), §6.3 (guard), §5.4 (final answer), §7.3 (logs).
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};

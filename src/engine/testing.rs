@@ -1,5 +1,7 @@
 //! A fake host for tests: tools are Rust closures, answered synchronously or, for "async"
 //! tools, from another thread after a delay — the way Node answers a promise.
+//!
+//! Spec: §7.4 (tool invocation contract).
 
 use std::collections::HashMap;
 use std::sync::Arc;

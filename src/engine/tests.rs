@@ -1,4 +1,6 @@
 //! Engine tests without Node: a real engine thread driven through its channel, with a fake host.
+//!
+//! Spec: §7 (execution semantics), §9.4 and §9.7.
 
 use std::time::Duration;
 use std::time::Instant;

@@ -12,6 +12,8 @@
 //! That threadsafe function is weak so that an idle executor never keeps the process alive; it
 //! is referenced while any promise of the executor is pending, as a `JsDeferred` would keep it
 //! alive.
+//!
+//! Spec: §3.2 (every method returns a promise) and §4.2 (state moves as it settles).
 
 use std::future::Future;
 use std::ptr;

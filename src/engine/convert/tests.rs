@@ -1,5 +1,7 @@
 //! The copies between a sandbox and the value model: every type both ways, refusals and
 //! their paths, tampered built-ins, limits.
+//!
+//! Spec: DESIGN.md "Values across the boundary"; §7.4 (tool arguments and results).
 
 use rquickjs::{Context, Runtime};
 

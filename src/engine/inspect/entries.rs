@@ -1,5 +1,7 @@
 //! Node's entry formatters (`formatArray`, `formatSet`, `formatMap`, `formatTypedArray`,
 //! `formatArrayBuffer`, `formatPromise`) and `formatProperty`.
+//!
+//! Spec: §7.3 (console capture), DESIGN.md "Logs".
 
 use super::*;
 

@@ -31,6 +31,8 @@
 //! - `%d`, `%i` and `%f` print `NaN` for objects instead of converting them.
 //! - `%o` shows QuickJS's own properties (no `arguments`/`caller` on functions) and no inherited
 //!   accessors.
+//!
+//! Spec: §7.3 (console capture), DESIGN.md "Logs".
 
 mod entries;
 mod errors;

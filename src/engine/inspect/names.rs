@@ -1,6 +1,8 @@
 //! What an object is called: constructor names, `Symbol.toStringTag`, prefixes, and the bases
 //! of functions, classes, boxed primitives, regexps and dates; and `%s`'s
 //! `hasBuiltInToString`.
+//!
+//! Spec: §7.3 (console capture), DESIGN.md "Logs".
 
 use super::*;
 

@@ -1,5 +1,7 @@
 //! Text helpers of the port: code units, quoting and escaping, typed array elements, numbers
 //! and ISO dates.
+//!
+//! Spec: §7.3 (console capture).
 
 use super::*;
 

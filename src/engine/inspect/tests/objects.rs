@@ -1,5 +1,7 @@
 //! Objects, classes, collections, dates, regexps, boxed primitives, promises, typed arrays,
 //! errors, proxies and format specifiers, as Node 20 prints them.
+//!
+//! Spec: §7.3 (console capture).
 
 use super::*;
 

@@ -1,4 +1,6 @@
 //! Strings, numbers, BigInts, symbols, functions and arrays, as Node 20 prints them.
+//!
+//! Spec: §7.3 (console capture).
 
 use super::*;
 
