@@ -111,6 +111,42 @@ impl<'a, 'js> Reflect<'a, 'js> {
         let _ = self.ctx.catch();
     }
 
+    /// An own property's value, getter, setter and flags, read without running anything.
+    fn raw_own_property(
+        &self,
+        obj: &Value<'js>,
+        atom: &OwnedAtom<'js>,
+    ) -> Result<Option<(Value<'js>, Value<'js>, Value<'js>, u32)>, ()> {
+        let mut desc = qjs::JSPropertyDescriptor {
+            flags: 0,
+            value: qjs::JS_UNDEFINED,
+            getter: qjs::JS_UNDEFINED,
+            setter: qjs::JS_UNDEFINED,
+        };
+        // SAFETY: `obj` is a live value and `atom` a live atom for the duration of the call.
+        // The descriptor starts out holding `undefined` (nothing to free); when QuickJS reports
+        // the property (1) every field holds an owned reference, which is handed to `Value`s
+        // below exactly once.
+        let r =
+            unsafe { qjs::JS_GetOwnProperty(self.raw_ctx(), &mut desc, obj.as_raw(), atom.raw) };
+        if r < 0 {
+            self.clear_exception();
+            return Err(());
+        }
+        if r == 0 {
+            return Ok(None);
+        }
+        // SAFETY: see above; each owned field is wrapped once and freed on drop.
+        let (value, getter, setter) = unsafe {
+            (
+                Value::from_raw(self.ctx.clone(), desc.value),
+                Value::from_raw(self.ctx.clone(), desc.getter),
+                Value::from_raw(self.ctx.clone(), desc.setter),
+            )
+        };
+        Ok(Some((value, getter, setter, desc.flags as u32)))
+    }
+
     /// V8's `GetConstructorName` stand-in: the QuickJS class name of the object.
     pub(super) fn internal_constructor_name(&self, obj: &Value<'js>) -> String {
         let class = class_id(obj);
@@ -198,34 +234,9 @@ impl<'a, 'js> Reflect<'a, 'js> {
         if !obj.is_object() {
             return Ok(None);
         }
-        let mut desc = qjs::JSPropertyDescriptor {
-            flags: 0,
-            value: qjs::JS_UNDEFINED,
-            getter: qjs::JS_UNDEFINED,
-            setter: qjs::JS_UNDEFINED,
-        };
-        // SAFETY: `obj` is a live object and `atom` a live atom for the duration of the call.
-        // The descriptor starts out holding `undefined` (nothing to free); when QuickJS reports
-        // the property (1) every field holds an owned reference, which is handed to `Value`s
-        // below exactly once.
-        let r =
-            unsafe { qjs::JS_GetOwnProperty(self.raw_ctx(), &mut desc, obj.as_raw(), atom.raw) };
-        if r < 0 {
-            self.clear_exception();
-            return Err(());
-        }
-        if r == 0 {
+        let Some((value, getter, setter, flags)) = self.raw_own_property(obj, atom)? else {
             return Ok(None);
-        }
-        // SAFETY: see above; each owned field is wrapped once and freed on drop.
-        let (value, getter, setter) = unsafe {
-            (
-                Value::from_raw(self.ctx.clone(), desc.value),
-                Value::from_raw(self.ctx.clone(), desc.getter),
-                Value::from_raw(self.ctx.clone(), desc.setter),
-            )
         };
-        let flags = desc.flags as u32;
         let value = if flags & qjs::JS_PROP_GETSET != 0 {
             PropValue::Accessor {
                 get: !getter.is_undefined(),
@@ -350,30 +361,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
         getter: bool,
     ) -> Option<Function<'js>> {
         let proto = self.class_proto(class)?;
-        let mut desc = qjs::JSPropertyDescriptor {
-            flags: 0,
-            value: qjs::JS_UNDEFINED,
-            getter: qjs::JS_UNDEFINED,
-            setter: qjs::JS_UNDEFINED,
-        };
-        // SAFETY: as in `own_desc`.
-        let r =
-            unsafe { qjs::JS_GetOwnProperty(self.raw_ctx(), &mut desc, proto.as_raw(), atom.raw) };
-        if r < 0 {
-            self.clear_exception();
-            return None;
-        }
-        if r == 0 {
-            return None;
-        }
-        // SAFETY: see `own_desc`.
-        let (value, get, _set) = unsafe {
-            (
-                Value::from_raw(self.ctx.clone(), desc.value),
-                Value::from_raw(self.ctx.clone(), desc.getter),
-                Value::from_raw(self.ctx.clone(), desc.setter),
-            )
-        };
+        let (value, get, _set, _flags) = self.raw_own_property(&proto, atom).ok()??;
         let f = if getter { get } else { value };
         if class_id(&f) != CLASS_C_FUNCTION {
             return None;
