@@ -108,6 +108,7 @@ export declare class SESExecutor {
    * A `NEW` executor. Throws `ExecutorError` (`ERR_VALIDATION_FAILED`) when an option is
    * invalid, with the rule (`max_operations_valid`, `timeout_valid`, `options_valid`) in
    * `details.diagnostics`.
+   * Called without `new` it throws a `TypeError`, as a class constructor does.
    */
   constructor(options?: ExecutorOptions)
   /** Creates an executor and `init()`s it: a drop-in for clients that never call `init()`. */
@@ -199,6 +200,13 @@ export interface ExecutorOptions {
   memoryLimitBytes?: number
   /** Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB). */
   maxStackBytes?: number
+  /**
+   * The most bytes one value may take when it crosses between the host and the sandbox (an
+   * output, a final answer, a tool's argument or result, a variable), counted as 8 bytes per
+   * value plus its text and buffer bytes (default 64 MiB, min 1024). A larger one is never
+   * cut: the copy fails with an error naming the limit and the size.
+   */
+  maxValueBytes?: number
   /**
    * Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
    * text (run inside the sandbox, under the same guards), or an object whose functions become

@@ -207,6 +207,24 @@ impl ExecutorError {
         Self::runtime(message).with_detail("limit", limit)
     }
 
+    /// `ERR_RUNTIME_EXCEPTION` for a value of the run (its output or final answer) past a size
+    /// limit: `details.limit` names it, `details.size` is what the copy met (for
+    /// `maxValueBytes`, the bytes counted when it stopped) and `details.max` the limit's value.
+    pub fn too_large(message: impl std::fmt::Display, limit: &crate::value::SizeLimit) -> Self {
+        Self::runtime(message)
+            .with_detail("limit", limit.name)
+            .with_detail("size", limit.size)
+            .with_detail("max", limit.max)
+    }
+
+    /// `ERR_RUNTIME_EXCEPTION` for a run whose result could not be made in Node (a string past
+    /// V8's length limit, which only a `maxValueBytes` above it lets through).
+    pub fn result_unbuildable(reason: impl std::fmt::Display) -> Self {
+        Self::runtime(format!(
+            "the run's result could not be handed to Node: {reason}"
+        ))
+    }
+
     /// `ERR_RUNTIME_EXCEPTION` for a run cut short by `cleanup()`.
     pub fn shut_down() -> Self {
         Self::runtime("the executor was shut down during the run")

@@ -13,7 +13,7 @@ use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Persistent, Value as JsValue};
 
 use super::convert::{from_value, to_value, Uncopyable};
-use super::globals::{named_error, throw_stop};
+use super::globals::{call_site_error, label_error, named_error, throw_stop};
 use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult};
 use super::inbox;
 use super::state::{RunState, Stop};
@@ -23,6 +23,9 @@ use super::Command;
 struct Awaiting {
     resolve: Persistent<Function<'static>>,
     reject: Persistent<Function<'static>>,
+    /// The error the promise rejects with if the tool fails, made at the call so that its stack
+    /// names the line of the call (see `globals::call_site_error`).
+    site: Persistent<Object<'static>>,
     tool: String,
     /// When the call was made, for [`Bridge::end_run`]'s tool time.
     started: Instant,
@@ -137,10 +140,15 @@ impl Bridge {
                 arg,
                 Uncopyable::Refuse,
                 &format!("{tool} argument {index}"),
+                state.max_value_bytes.get(),
             ) {
                 Ok(value) => copied.push(value),
                 Err(error) => {
-                    return Err(self.throw_failure(ctx, tool, ToolFailure::new(error.to_string())))
+                    let mut failure = ToolFailure::new(error.to_string());
+                    if error.limit.is_some() {
+                        "RangeError".clone_into(&mut failure.name);
+                    }
+                    return Err(self.throw_failure(ctx, tool, failure));
                 }
             }
         }
@@ -304,11 +312,13 @@ impl Bridge {
         started: Instant,
     ) -> rquickjs::Result<JsValue<'js>> {
         let (promise, resolve, reject) = ctx.promise()?;
+        let site = call_site_error(ctx)?;
         self.awaiting.borrow_mut().insert(
             id,
             Awaiting {
                 resolve: Persistent::save(ctx, resolve),
                 reject: Persistent::save(ctx, reject),
+                site: Persistent::save(ctx, site),
                 tool: tool.to_owned(),
                 started,
             },
@@ -322,7 +332,9 @@ impl Bridge {
         awaiting: &Awaiting,
         failure: ToolFailure,
     ) -> rquickjs::Result<()> {
-        let error = self.failure_error(ctx, &awaiting.tool, failure)?;
+        let error = awaiting.site.clone().restore(ctx)?;
+        label_error(&error, &failure.name, &failure.message)?;
+        self.remember_failure(ctx, &error, &awaiting.tool, failure);
         awaiting
             .reject
             .clone()
@@ -347,11 +359,23 @@ impl Bridge {
         failure: ToolFailure,
     ) -> rquickjs::Result<Object<'js>> {
         let error = named_error(ctx, &failure.name, &failure.message)?;
+        self.remember_failure(ctx, &error, tool, failure);
+        Ok(error)
+    }
+
+    /// Remembers that `error` is `tool`'s failure, so that if user code does not catch it the
+    /// run fails with `ERR_TOOL_PROXY_FAIL`.
+    fn remember_failure<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        error: &Object<'js>,
+        tool: &str,
+        failure: ToolFailure,
+    ) {
         self.tool_errors.borrow_mut().push((
             Persistent::save(ctx, error.clone()),
             tool.to_owned(),
             failure,
         ));
-        Ok(error)
     }
 }

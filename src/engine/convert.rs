@@ -8,21 +8,22 @@
 //! copy runs is what structured clone runs too: getters of the sandbox's own objects, inside the
 //! sandbox, under its guards. Whatever they throw is reported in the copy and cleared.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 
 use rquickjs::atom::PredefinedAtom;
 use rquickjs::function::This;
 use rquickjs::object::Property as JsProperty;
 use rquickjs::{
-    Array, ArrayBuffer, BigInt, Constructor, Ctx, Exception, Object, Result, Type, Value as JsValue,
+    Array, ArrayBuffer, BigInt, Ctx, Exception, JsLifetime, Object, Result, Type, Value as JsValue,
 };
 
 use super::inspect;
 use super::reflect::{
-    class_id, js_string_units, lossy, primitive_to_string, typed_array_kind, NativeError,
-    OwnedAtom, PropDesc, PropValue, Reflect, CLASS_ARRAY, CLASS_ARRAY_BUFFER, CLASS_BIG_INT,
-    CLASS_BOOLEAN, CLASS_C_FUNCTION, CLASS_DATE, CLASS_ERROR, CLASS_MAP, CLASS_NUMBER,
-    CLASS_OBJECT, CLASS_REGEXP, CLASS_SET, CLASS_STRING, KEYS_ENUMERABLE, KEYS_STRINGS,
+    class_id, js_string_units, lossy, primitive_to_string, typed_array_kind, with_chars,
+    NativeError, OwnedAtom, PropDesc, PropValue, Reflect, CLASS_ARRAY, CLASS_ARRAY_BUFFER,
+    CLASS_BIG_INT, CLASS_BOOLEAN, CLASS_DATE, CLASS_ERROR, CLASS_MAP, CLASS_NUMBER, CLASS_OBJECT,
+    CLASS_REGEXP, CLASS_SET, CLASS_STRING, KEYS_ENUMERABLE, KEYS_STRINGS,
 };
 use crate::value::walk::{
     Builder, Describe, Element, Field, Leaf, Problem, Property, Reader, Refusal, Shape, Sink,
@@ -43,12 +44,15 @@ pub enum Uncopyable {
 /// Map keys longer than this are cut in paths (`x.get({ a: 1, … })`), which must stay readable.
 const MAX_KEY_LABEL: usize = 60;
 
-/// Copies a sandbox value out. `root` names the value in [`CloneError`] paths (`"args[0]"`).
+/// Copies a sandbox value out, whole or not at all: more than `max_bytes` (`maxValueBytes`, as
+/// [`Reader::size_of`] counts them) or past a fixed limit of copies fails with a [`CloneError`]
+/// naming the limit. `root` names the value in [`CloneError`] paths (`"args[0]"`).
 pub fn to_value<'js>(
     ctx: &Ctx<'js>,
     value: &JsValue<'js>,
     mode: Uncopyable,
     root: &str,
+    max_bytes: u64,
 ) -> std::result::Result<Value, CloneError> {
     let source = Sandbox {
         ctx,
@@ -56,8 +60,8 @@ pub fn to_value<'js>(
         seen: HashMap::new(),
     };
     let copied = match mode {
-        Uncopyable::Describe => Reader::describing(source).read(value, root),
-        Uncopyable::Refuse => Reader::refusing(source).read(value, root),
+        Uncopyable::Describe => Reader::describing(source, max_bytes).read(value, root),
+        Uncopyable::Refuse => Reader::refusing(source, max_bytes).read(value, root),
     };
     // Whatever a getter threw is already part of the copy; it must not surface in the run.
     if ctx.has_exception() {
@@ -65,6 +69,55 @@ pub fn to_value<'js>(
     }
     copied
 }
+
+/// Throws `error` (a copy out of the sandbox that passed a size limit) into the sandbox as a
+/// `RangeError` carrying its message, and remembers it: if it ends the run uncaught,
+/// [`copy_failure_of`] gives the limit back for the run's error.
+pub(super) fn throw_copy_failure(ctx: &Ctx<'_>, error: CloneError) -> rquickjs::Error {
+    let maker = Maker {
+        ctx,
+        reflect: Reflect::new(ctx),
+    };
+    let thrown = match maker.error("RangeError", &error.to_string(), None) {
+        Ok(thrown) => thrown,
+        Err(failed) => return failed,
+    };
+    if error.limit.is_some() {
+        if ctx.userdata::<CopyFailures>().is_none() {
+            let _ = ctx.store_userdata(CopyFailures(RefCell::default()));
+        }
+        if let Some(failures) = ctx.userdata::<CopyFailures>() {
+            let mut failures = failures.0.borrow_mut();
+            if failures.len() == KEPT_COPY_FAILURES {
+                failures.pop_front();
+            }
+            failures.push_back((thrown.clone(), error));
+        }
+    }
+    ctx.throw(thrown)
+}
+
+/// The copy failure `thrown` reports, if it is one [`throw_copy_failure`] threw.
+pub(super) fn copy_failure_of<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> Option<CloneError> {
+    let failures = ctx.userdata::<CopyFailures>()?;
+    let failures = failures.0.borrow();
+    failures
+        .iter()
+        .find(|(error, _)| error == thrown)
+        .map(|(_, failure)| failure.clone())
+}
+
+/// The latest errors [`throw_copy_failure`] threw (at most [`KEPT_COPY_FAILURES`]: one that ends
+/// a run is among the last thrown), kept as the runtime's user data.
+struct CopyFailures<'js>(RefCell<VecDeque<(JsValue<'js>, CloneError)>>);
+
+// SAFETY: the only lifetime held is the runtime's `'js`, which `Changed` replaces everywhere.
+unsafe impl<'js> JsLifetime<'js> for CopyFailures<'js> {
+    type Changed<'to> = CopyFailures<'to>;
+}
+
+/// How many thrown copy failures are remembered.
+const KEPT_COPY_FAILURES: usize = 8;
 
 /// The sandbox as the walk reads it.
 struct Sandbox<'a, 'js> {
@@ -84,6 +137,7 @@ impl<'js> Source for Sandbox<'_, 'js> {
     fn primitive(
         &mut self,
         value: &JsValue<'js>,
+        room: u64,
     ) -> std::result::Result<Option<Value>, Refusal<JsValue<'js>>> {
         let refuse = |what: &str| Err(Refusal::What(what.into()));
         Ok(Some(match value.type_of() {
@@ -91,7 +145,7 @@ impl<'js> Source for Sandbox<'_, 'js> {
             Type::Null => Value::Null,
             Type::Bool => Value::Bool(value.as_bool().unwrap_or_default()),
             Type::Int | Type::Float => Value::Number(value.as_number().unwrap_or(f64::NAN)),
-            Type::String => Value::String(self.string(value)),
+            Type::String => return self.string_within(value, room).map(Some),
             // A BigInt's decimal digits, which both engines rebuild it from exactly.
             Type::BigInt => Value::BigInt(primitive_to_string(self.ctx, value)),
             Type::Symbol => return refuse("a symbol"),
@@ -106,6 +160,7 @@ impl<'js> Source for Sandbox<'_, 'js> {
     fn shape(
         &mut self,
         object: &JsValue<'js>,
+        room: u64,
     ) -> std::result::Result<Shape<Self>, Refusal<JsValue<'js>>> {
         let refuse = |what: &str| Err(Refusal::What(what.into()));
         let class = class_id(object);
@@ -119,44 +174,42 @@ impl<'js> Source for Sandbox<'_, 'js> {
             )),
             // Elements by index, holes kept; other own keys of the array are dropped.
             CLASS_ARRAY => Shape::Array(self.reflect.array_length(object)),
+            // Through the engine's own functions (see `reflect::Intrinsics`), so what sandbox
+            // code did to the prototypes does not matter; they fail only when the heap does.
             CLASS_MAP | CLASS_SET => {
                 match self.reflect.collection_entries(object, class, usize::MAX) {
                     Some(items) if class == CLASS_MAP => Shape::Map(items),
                     Some(items) => Shape::Set(items),
                     None if class == CLASS_MAP => {
-                        return refuse("a Map whose built-in iterators were replaced")
+                        return refuse("a Map whose entries cannot be read")
                     }
-                    None => return refuse("a Set whose built-in iterators were replaced"),
+                    None => return refuse("a Set whose items cannot be read"),
                 }
             }
-            CLASS_DATE => {
-                // `valueOf` is the same engine function as `getTime`: user code must replace
-                // both.
-                let time = ["getTime", "valueOf"].into_iter().find_map(|method| {
-                    self.reflect
-                        .call_native(CLASS_DATE, method, false, object)?
-                        .as_number()
-                });
-                match time {
-                    Some(time) => Shape::Leaf(Value::Date(time)),
-                    None => return refuse("a Date whose built-in methods were replaced"),
-                }
-            }
+            CLASS_DATE => match self
+                .reflect
+                .call_native(CLASS_DATE, "getTime", false, object)
+                .and_then(|time| time.as_number())
+            {
+                Some(time) => Shape::Leaf(Value::Date(time)),
+                None => return refuse("a Date whose time cannot be read"),
+            },
             CLASS_REGEXP => match self.reflect.regexp_parts(object) {
                 Some((source, flags)) => Shape::Leaf(Value::RegExp { source, flags }),
-                None => return refuse("a RegExp whose built-in accessors were replaced"),
+                None => return refuse("a RegExp whose source cannot be read"),
             },
             CLASS_ERROR => Shape::Leaf(self.error(object)),
-            CLASS_ARRAY_BUFFER => match self.reflect.array_buffer_bytes(object, usize::MAX) {
-                Some((_, bytes)) => Shape::Leaf(Value::ArrayBuffer(bytes)),
-                None => return refuse("a detached ArrayBuffer"),
-            },
+            CLASS_ARRAY_BUFFER => Shape::Leaf(Value::ArrayBuffer(self.buffer_within(
+                object,
+                room,
+                "a detached ArrayBuffer",
+            )?)),
             // `new Number(1)` and its kin have no place in the value model: they travel as the
             // primitive they wrap.
             CLASS_NUMBER | CLASS_STRING | CLASS_BOOLEAN | CLASS_BIG_INT => {
                 match self.reflect.call_native(class, "valueOf", false, object) {
                     Some(primitive) => Shape::Boxed(primitive),
-                    None => return refuse("a wrapped primitive whose valueOf was replaced"),
+                    None => return refuse("a wrapped primitive whose value cannot be read"),
                 }
             }
             _ => match typed_array_kind(object) {
@@ -183,10 +236,6 @@ impl<'js> Source for Sandbox<'_, 'js> {
     ) -> std::result::Result<(), JsValue<'js>> {
         self.seen.insert(object.clone(), number);
         Ok(())
-    }
-
-    fn forget(&mut self, object: &JsValue<'js>) {
-        self.seen.remove(object);
     }
 
     fn element(&mut self, array: &JsValue<'js>, index: u32) -> Element<JsValue<'js>, JsValue<'js>> {
@@ -262,13 +311,9 @@ impl<'js> Source for Sandbox<'_, 'js> {
     fn buffer_bytes(
         &mut self,
         buffer: &JsValue<'js>,
+        room: u64,
     ) -> std::result::Result<Vec<u8>, Refusal<JsValue<'js>>> {
-        match self.reflect.array_buffer_bytes(buffer, usize::MAX) {
-            Some((_, bytes)) => Ok(bytes),
-            None => Err(Refusal::What(
-                "a typed array whose buffer is detached".into(),
-            )),
-        }
+        self.buffer_within(buffer, room, "a typed array whose buffer is detached")
     }
 
     fn thrown(&mut self, thrown: JsValue<'js>) -> String {
@@ -351,6 +396,48 @@ impl<'js> Sandbox<'_, 'js> {
     fn string(&self, value: &JsValue<'js>) -> String {
         // Lone surrogates have no UTF-8 form; they become U+FFFD.
         lossy(&js_string_units(self.ctx, value).unwrap_or_default())
+    }
+
+    /// A string value copied whole, read in place (see `reflect::with_chars`): one of more than
+    /// `room` bytes is refused before it is copied. Its UTF-8 form is at least as many bytes as
+    /// it has UTF-16 units, and at most three times as many.
+    fn string_within(
+        &self,
+        value: &JsValue<'js>,
+        room: u64,
+    ) -> std::result::Result<Value, Refusal<JsValue<'js>>> {
+        let copied = with_chars(self.ctx, value, |chars| {
+            let units = chars.len() as u64;
+            if units > room {
+                return Err(units);
+            }
+            let text = chars.to_string_lossy();
+            match text.len() as u64 {
+                bytes if bytes > room => Err(bytes),
+                _ => Ok(text),
+            }
+        });
+        match copied {
+            Some(Ok(text)) => Ok(Value::String(text)),
+            Some(Err(bytes)) => Err(Refusal::TooLarge(bytes)),
+            // Only a rope that the full heap could not make flat is unreadable.
+            None => Err(Refusal::What("a string that cannot be read".into())),
+        }
+    }
+
+    /// An ArrayBuffer's bytes, unless there are more than `room` of them (then unread).
+    fn buffer_within(
+        &self,
+        buffer: &JsValue<'js>,
+        room: u64,
+        detached: &str,
+    ) -> std::result::Result<Vec<u8>, Refusal<JsValue<'js>>> {
+        let limit = usize::try_from(room.saturating_add(1)).unwrap_or(usize::MAX);
+        match self.reflect.array_buffer_bytes(buffer, limit) {
+            Some((size, _)) if size as u64 > room => Err(Refusal::TooLarge(size as u64)),
+            Some((_, bytes)) => Ok(bytes),
+            None => Err(Refusal::What(detached.into())),
+        }
     }
 }
 
@@ -510,16 +597,12 @@ impl<'js> Maker<'_, 'js> {
         self.ctx.eval(format!("{sign}{magnitude}n"))
     }
 
-    /// `new <name>(args)` with the engine's own constructor for `class`.
+    /// `new <name>(args)` with the engine's own constructor (see `reflect::Intrinsics`).
     fn construct<A>(&self, class: u32, name: &str, args: A) -> Result<JsValue<'js>>
     where
         A: rquickjs::function::IntoArgs<'js>,
     {
-        let proto = self.reflect.class_proto(class);
-        let constructor = proto.as_ref().and_then(|proto| {
-            self.intrinsic_constructor(name, Some(class), |prototype| prototype == proto)
-        });
-        let Some(constructor) = constructor else {
+        let Some(constructor) = self.reflect.intrinsic_constructor(name) else {
             return Err(Exception::throw_type(
                 self.ctx,
                 &format!("the sandbox's {name} constructor is gone"),
@@ -529,61 +612,17 @@ impl<'js> Maker<'_, 'js> {
         if class_id(&object) != class {
             return Err(Exception::throw_type(
                 self.ctx,
-                &format!("the sandbox's {name} constructor was replaced"),
+                &format!("the sandbox's {name} constructor made no {name}"),
             ));
         }
         Ok(object)
-    }
-
-    /// The engine's constructor called `name`, found as the `constructor` of `class`'s
-    /// prototype or as the global of that name, and accepted only while it is an engine function
-    /// whose non-writable `prototype` passes `is_prototype`: user code can re-point the
-    /// `constructor` and the global, but cannot make such a function.
-    fn intrinsic_constructor(
-        &self,
-        name: &str,
-        class: Option<u32>,
-        is_prototype: impl Fn(&JsValue<'js>) -> bool,
-    ) -> Option<Constructor<'js>> {
-        let data = |object: &JsValue<'js>, atom: &OwnedAtom<'js>| match self
-            .reflect
-            .own_desc(object, atom)
-        {
-            Ok(Some(PropDesc {
-                value: PropValue::Data(value),
-                writable,
-                ..
-            })) => Some((value, writable)),
-            _ => None,
-        };
-        let constructor_atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::Constructor);
-        let prototype_atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::Prototype);
-        let name_atom = OwnedAtom::from_str(self.ctx, name)?;
-        let from_prototype = |prototype: Option<JsValue<'js>>| {
-            prototype.and_then(|prototype| data(&prototype, &constructor_atom))
-        };
-        let candidates = [
-            from_prototype(class.and_then(|class| self.reflect.class_proto(class))),
-            data(&self.ctx.globals().into_value(), &name_atom),
-        ];
-        candidates.into_iter().flatten().find_map(|(candidate, _)| {
-            if class_id(&candidate) != CLASS_C_FUNCTION || !candidate.is_constructor() {
-                return None;
-            }
-            match data(&candidate, &prototype_atom) {
-                Some((prototype, false)) if is_prototype(&prototype) => {
-                    candidate.into_constructor()
-                }
-                _ => None,
-            }
-        })
     }
 
     fn native_method(&self, class: u32, name: &str) -> Result<rquickjs::Function<'js>> {
         self.reflect.native_fn(class, name, false).ok_or_else(|| {
             Exception::throw_type(
                 self.ctx,
-                &format!("the sandbox replaced the built-in {name} method"),
+                &format!("the sandbox has no built-in {name} method"),
             )
         })
     }
@@ -634,10 +673,7 @@ impl<'js> Maker<'_, 'js> {
         if !matches!(name, "EvalError" | "URIError") {
             return None;
         }
-        let error_proto = self.reflect.class_proto(CLASS_ERROR)?;
-        let constructor = self.intrinsic_constructor(name, None, |prototype| {
-            self.reflect.proto_of(prototype).as_ref() == Some(&error_proto)
-        })?;
+        let constructor = self.reflect.intrinsic_constructor(name)?;
         let error: JsValue = match constructor.construct(()) {
             Ok(error) => error,
             Err(_) => {

@@ -4,6 +4,7 @@
 
 use rquickjs::{Ctx, Value as JsValue};
 
+use super::convert::copy_failure_of;
 use super::host::ToolFailure;
 use super::inspect;
 use super::{EngineError, SourcePosition};
@@ -18,6 +19,16 @@ pub fn runtime_error<'js>(
     program: &PreparedProgram,
 ) -> EngineError {
     let (description, stack) = describe(ctx, thrown);
+    if let Some(failure) = copy_failure_of(ctx, thrown) {
+        if let Some(limit) = failure.limit {
+            let at = locate(stack.as_deref(), program);
+            return EngineError::TooLarge {
+                message: at_line(description, &at),
+                limit,
+                at,
+            };
+        }
+    }
     let limit = match description.as_str() {
         // QuickJS throws `null` when it cannot even allocate the error.
         "Uncaught null" | "InternalError: out of memory" => Some("memoryLimitBytes"),
@@ -42,14 +53,19 @@ pub fn runtime_error<'js>(
             at,
         };
     }
-    let message = match &at {
+    let message = at_line(description, &at);
+    EngineError::Runtime { message, at }
+}
+
+/// `description (line N: source line)` when the position is known.
+fn at_line(description: String, at: &Option<SourcePosition>) -> String {
+    match at {
         Some(at) => format!(
             "{description} (line {}: {})",
             at.location.line, at.source_line
         ),
         None => description,
-    };
-    EngineError::Runtime { message, at }
+    }
 }
 
 /// How a refusal of the module loader reads once described (`Name: message`).

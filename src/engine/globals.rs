@@ -7,20 +7,25 @@
 
 use std::rc::Rc;
 
+use rquickjs::atom::PredefinedAtom;
 use rquickjs::function::{Opt, Rest};
 use rquickjs::object::Property;
-use rquickjs::{Ctx, Exception, Function, Object, Result, Value as JsValue};
+use rquickjs::{Ctx, Function, Object, Result, Value as JsValue};
 
-use super::convert::{to_value, Uncopyable};
+use super::convert::{throw_copy_failure, to_value, Uncopyable};
 use super::inspect;
-use super::reflect::{bare_function, BareCall, Reflect};
+use super::reflect::{bare_function, BareCall, NativeError, Reflect};
 use super::state::{RunState, Stop};
 use crate::options::LogLevel;
 use crate::program::{FINAL_ANSWER, GUARD_FUNCTION, OUTPUT_FUNCTION};
 use crate::value::Value;
 
-/// Installs every binding in `ctx`'s global object.
+/// Takes the realm's intrinsics (see `reflect::Intrinsics`), then installs every binding in
+/// `ctx`'s global object.
 pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
+    // First, before any sandbox code can run: what the executor calls on sandbox values from
+    // now on is the realm's own built-ins as they are now.
+    Reflect::new(ctx).capture_intrinsics()?;
     let define = |name: &str, value: JsValue<'js>| define_hardened(ctx, name, value, false);
 
     install_guard(ctx, state)?;
@@ -32,9 +37,10 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
             if output_state.stop.get().is_some() {
                 return Err(throw_stop(&ctx));
             }
-            let copied = value
-                .0
-                .map_or(Value::Undefined, |value| copy_out(&ctx, &value));
+            let copied = match value.0 {
+                Some(value) => copy_out(&ctx, &value, &output_state, "output")?,
+                None => Value::Undefined,
+            };
             *output_state.output.borrow_mut() = copied;
             Ok(())
         },
@@ -47,9 +53,10 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
         ctx.clone(),
         move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
             if answer_state.stop.get().is_none() {
-                let copied = value
-                    .0
-                    .map_or(Value::Undefined, |value| copy_out(&ctx, &value));
+                let copied = match value.0 {
+                    Some(value) => copy_out(&ctx, &value, &answer_state, "final_answer(value)")?,
+                    None => Value::Undefined,
+                };
                 *answer_state.final_answer.borrow_mut() = Some(copied);
                 answer_state.stop_with(Stop::FinalAnswer);
             }
@@ -132,24 +139,69 @@ pub(super) fn define_hardened<'js>(
     ctx.globals().prop(name, property)
 }
 
-/// An `Error` named `name` (a sandbox-facing error of the executor's own).
+/// An `Error` named `name` (a sandbox-facing error of the executor's own). Made by the engine
+/// with `message` and `name` defined as its own data properties, as `new Error(message)` has
+/// them: not assigned, so that setters sandbox code put on `Error.prototype` neither run nor
+/// keep the error from being made.
 pub(super) fn named_error<'js>(ctx: &Ctx<'js>, name: &str, message: &str) -> Result<Object<'js>> {
-    let error = Exception::from_message(ctx.clone(), message)?.into_object();
-    error.set("name", name)?;
+    let error = engine_error(ctx, message)?;
+    error.prop(PredefinedAtom::Name, hidden(name))?;
     Ok(error)
 }
 
-/// Copies an output or a final answer; Describe mode never fails, but stays total if it did.
-fn copy_out<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Value {
-    to_value(ctx, value, Uncopyable::Describe, "output")
-        .unwrap_or_else(|error| Value::Uncloneable(error.to_string()))
+/// Gives `error` (made by [`call_site_error`]) `name` and `message`, as [`named_error`] would.
+pub(super) fn label_error<'js>(error: &Object<'js>, name: &str, message: &str) -> Result<()> {
+    error.prop(PredefinedAtom::Message, hidden(message))?;
+    error.prop(PredefinedAtom::Name, hidden(name))
+}
+
+/// An `Error` made now, to be labelled later: its `stack` names the code running now (the call
+/// of an async tool, whose failure arrives when no sandbox code is running), so that the run's
+/// error can name the line of the call (DESIGN.md "Errors").
+pub(super) fn call_site_error<'js>(ctx: &Ctx<'js>) -> Result<Object<'js>> {
+    engine_error(ctx, "")
+}
+
+/// A plain `Error` with `message`, made as [`named_error`] makes one.
+fn engine_error<'js>(ctx: &Ctx<'js>, message: &str) -> Result<Object<'js>> {
+    let error = Reflect::new(ctx)
+        .new_error(NativeError::Error)
+        .and_then(|error| error.into_object())
+        .ok_or(rquickjs::Error::Exception)?;
+    error.prop(PredefinedAtom::Message, hidden(message))?;
+    Ok(error)
+}
+
+/// A data property as the engine makes an error's `message`: not enumerable.
+fn hidden(text: &str) -> Property<&str> {
+    Property::from(text).writable().configurable()
+}
+
+/// Copies an output or a final answer (`root` names it). Uncopyable parts are described, so
+/// only a size limit (`maxValueBytes`, or a fixed one) can fail the copy: that throws a
+/// `RangeError` naming the limit and the size where the copy was asked for (user code may catch
+/// it and send something smaller; uncaught, it fails the run with the limit in its details).
+fn copy_out<'js>(
+    ctx: &Ctx<'js>,
+    value: &JsValue<'js>,
+    state: &RunState,
+    root: &str,
+) -> Result<Value> {
+    to_value(
+        ctx,
+        value,
+        Uncopyable::Describe,
+        root,
+        state.max_value_bytes.get(),
+    )
+    .map_err(|error| throw_copy_failure(ctx, error))
 }
 
 /// Throws an error that no `catch` or `finally` in user code can intercept (quickjs-ng's
 /// uncatchable flag, the same mechanism as its interrupt handler), so the run ends as the
 /// engine decided: `final_answer` cannot be swallowed and a guard overflow cannot be caught.
 pub(super) fn throw_stop(ctx: &Ctx<'_>) -> rquickjs::Error {
-    match Exception::from_message(ctx.clone(), "execution stopped") {
+    match engine_error(ctx, "execution stopped") {
         Ok(error) => {
             let value = error.into_value();
             Reflect::new(ctx).set_uncatchable(&value);

@@ -40,6 +40,8 @@ pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
 pub struct EngineConfig {
     pub memory_limit_bytes: usize,
     pub max_stack_bytes: usize,
+    /// The most bytes one value copied out of the sandbox may take (`maxValueBytes`).
+    pub max_value_bytes: u64,
     /// What `import()` may load (§5.3), and the modules the host registered.
     pub authorized_imports: Vec<String>,
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
@@ -50,6 +52,7 @@ impl From<&Options> for EngineConfig {
         Self {
             memory_limit_bytes: options.memory_limit_bytes,
             max_stack_bytes: options.max_stack_bytes,
+            max_value_bytes: options.max_value_bytes,
             authorized_imports: options.authorized_imports.clone(),
             modules: options.modules.clone(),
         }
@@ -195,6 +198,14 @@ pub enum EngineError {
     #[error("{message}")]
     ImportNotAllowed {
         message: String,
+        at: Option<SourcePosition>,
+    },
+    /// A value the run handed out (its output or final answer) passed a size limit; user code
+    /// did not catch the `RangeError` that said so.
+    #[error("{message}")]
+    TooLarge {
+        message: String,
+        limit: crate::value::SizeLimit,
         at: Option<SourcePosition>,
     },
     /// A resource limit ended the run: `limit` names the option (`memoryLimitBytes`,

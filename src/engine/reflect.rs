@@ -16,7 +16,7 @@ use std::rc::Rc;
 
 use rquickjs::atom::PredefinedAtom;
 use rquickjs::function::This;
-use rquickjs::{qjs, Coerced, Ctx, Function, JsLifetime, Type, Value};
+use rquickjs::{qjs, Coerced, Constructor, Ctx, Function, JsLifetime, Type, Value};
 
 use crate::value::TypedArrayKind;
 
@@ -74,6 +74,64 @@ pub(super) const CLASS_SET_ITERATOR: u32 = 45;
 pub(super) const CLASS_PROMISE: u32 = 52;
 pub(super) const CLASS_ASYNC_FUNCTION: u32 = 55;
 pub(super) const CLASS_ASYNC_GENERATOR_FUNCTION: u32 = 59;
+
+/// The built-in methods (`false`) and getters (`true`) the executor calls on sandbox values, by
+/// the class whose intrinsic prototype holds them: what copies (`convert`) and the formatter
+/// (`inspect`) ask of Maps, Sets, Dates, RegExps, errors, wrapped primitives and views.
+pub(super) const BUILT_INS: [(u32, &str, bool); 27] = [
+    (CLASS_MAP, "entries", false),
+    (CLASS_MAP, "set", false),
+    (CLASS_MAP, "size", true),
+    (CLASS_SET, "values", false),
+    (CLASS_SET, "add", false),
+    (CLASS_SET, "size", true),
+    (CLASS_MAP_ITERATOR, "next", false),
+    (CLASS_SET_ITERATOR, "next", false),
+    (CLASS_DATE, "getTime", false),
+    (CLASS_REGEXP, "source", true),
+    (CLASS_REGEXP, "hasIndices", true),
+    (CLASS_REGEXP, "global", true),
+    (CLASS_REGEXP, "ignoreCase", true),
+    (CLASS_REGEXP, "multiline", true),
+    (CLASS_REGEXP, "dotAll", true),
+    (CLASS_REGEXP, "unicode", true),
+    (CLASS_REGEXP, "unicodeSets", true),
+    (CLASS_REGEXP, "sticky", true),
+    (CLASS_ERROR, "stack", true),
+    (CLASS_NUMBER, "valueOf", false),
+    (CLASS_STRING, "valueOf", false),
+    (CLASS_BOOLEAN, "valueOf", false),
+    (CLASS_BIG_INT, "valueOf", false),
+    (CLASS_SYMBOL, "valueOf", false),
+    (CLASS_DATAVIEW, "byteLength", true),
+    (CLASS_DATAVIEW, "byteOffset", true),
+    (CLASS_DATAVIEW, "buffer", true),
+];
+
+/// The constructors copies build with: by the class whose intrinsic prototype names them, or
+/// (for the errors that share the Error class) by their global.
+pub(super) const CONSTRUCTORS: [(&str, Option<u32>); 5] = [
+    ("Map", Some(CLASS_MAP)),
+    ("Set", Some(CLASS_SET)),
+    ("RegExp", Some(CLASS_REGEXP)),
+    ("EvalError", None),
+    ("URIError", None),
+];
+
+/// The realm's own functions for [`BUILT_INS`] and [`CONSTRUCTORS`], taken when the context was
+/// made, before any sandbox code ran, and kept for its lifetime (as Node keeps its
+/// "primordials"): reading a sandbox value and building one never goes through a prototype,
+/// getter, iterator or constructor that sandbox code can replace, however it changed the realm.
+/// Kept as the runtime's user data: one context per runtime.
+pub(super) struct Intrinsics<'js> {
+    functions: Vec<Option<Function<'js>>>,
+    constructors: Vec<Option<Constructor<'js>>>,
+}
+
+// SAFETY: the only lifetime held is the runtime's `'js`, which `Changed` replaces everywhere.
+unsafe impl<'js> JsLifetime<'js> for Intrinsics<'js> {
+    type Changed<'to> = Intrinsics<'to>;
+}
 
 /// What an own property holds, read without running accessors.
 pub(super) enum PropValue<'js> {
@@ -347,26 +405,118 @@ impl<'a, 'js> Reflect<'a, 'js> {
         proto.is_object().then_some(proto)
     }
 
-    /// A built-in method or getter taken from the realm's intrinsic prototype for `class`, as
-    /// long as it is still an engine function (user code cannot create those).
+    /// A built-in method or getter of `class`'s prototype (one of [`BUILT_INS`]): the engine's
+    /// own function as the context had it when it was made ([`Intrinsics`]), whatever sandbox
+    /// code did to the prototype since. A context whose intrinsics were never captured (tests
+    /// that build a bare one) gets the prototype's current function while it is still an engine
+    /// function.
     pub(super) fn native_fn(&self, class: u32, name: &str, getter: bool) -> Option<Function<'js>> {
-        self.native_fn_at(class, &OwnedAtom::from_str(self.ctx, name)?, getter)
+        let index = BUILT_INS
+            .iter()
+            .position(|&built_in| built_in == (class, name, getter));
+        debug_assert!(index.is_some(), "{name} is not one of BUILT_INS");
+        let index = index?;
+        if let Some(intrinsics) = self.ctx.userdata::<Intrinsics<'js>>() {
+            return intrinsics.functions[index].clone();
+        }
+        self.current_native_fn(class, name, getter)
     }
 
-    /// [`Self::native_fn`] for any key (`Symbol.iterator`).
-    pub(super) fn native_fn_at(
-        &self,
-        class: u32,
-        atom: &OwnedAtom<'js>,
-        getter: bool,
-    ) -> Option<Function<'js>> {
+    /// The function `class`'s prototype holds under `name` now, if it is an engine function.
+    fn current_native_fn(&self, class: u32, name: &str, getter: bool) -> Option<Function<'js>> {
+        let atom = OwnedAtom::from_str(self.ctx, name)?;
         let proto = self.class_proto(class)?;
-        let (value, get, _set, _flags) = self.raw_own_property(&proto, atom).ok()??;
+        let (value, get, _set, _flags) = self.raw_own_property(&proto, &atom).ok()??;
         let f = if getter { get } else { value };
         if class_id(&f) != CLASS_C_FUNCTION {
             return None;
         }
         f.into_function()
+    }
+
+    /// The engine's own constructor called `name` (one of [`CONSTRUCTORS`]), as the context had
+    /// it when it was made; for a context whose intrinsics were never captured, the one the
+    /// realm holds now if it still is the engine's.
+    pub(super) fn intrinsic_constructor(&self, name: &str) -> Option<Constructor<'js>> {
+        let index = CONSTRUCTORS.iter().position(|&(known, _)| known == name);
+        debug_assert!(index.is_some(), "{name} is not one of CONSTRUCTORS");
+        let index = index?;
+        if let Some(intrinsics) = self.ctx.userdata::<Intrinsics<'js>>() {
+            return intrinsics.constructors[index].clone();
+        }
+        self.current_constructor(CONSTRUCTORS[index])
+    }
+
+    /// The constructor the realm holds now: the `constructor` of the class's intrinsic
+    /// prototype, or the global of that name (`EvalError`, `URIError`, which share the Error
+    /// class), accepted only while it is an engine function whose `prototype` is the one the
+    /// engine gave it.
+    fn current_constructor(&self, (name, class): (&str, Option<u32>)) -> Option<Constructor<'js>> {
+        let data = |object: &Value<'js>, atom: &OwnedAtom<'js>| match self.own_desc(object, atom) {
+            Ok(Some(PropDesc {
+                value: PropValue::Data(value),
+                writable,
+                ..
+            })) => Some((value, writable)),
+            _ => None,
+        };
+        let (candidate, _) = match class {
+            Some(class) => data(
+                &self.class_proto(class)?,
+                &OwnedAtom::predefined(self.ctx, PredefinedAtom::Constructor),
+            )?,
+            None => data(
+                &self.ctx.globals().into_value(),
+                &OwnedAtom::from_str(self.ctx, name)?,
+            )?,
+        };
+        if class_id(&candidate) != CLASS_C_FUNCTION || !candidate.is_constructor() {
+            return None;
+        }
+        // A `prototype` that cannot be re-pointed and is the intrinsic one (for the errors that
+        // share the Error class: one whose prototype is Error.prototype).
+        let (prototype, writable) = data(
+            &candidate,
+            &OwnedAtom::predefined(self.ctx, PredefinedAtom::Prototype),
+        )?;
+        let expected = match class {
+            Some(class) => self.class_proto(class) == Some(prototype),
+            None => self.proto_of(&prototype) == self.class_proto(CLASS_ERROR),
+        };
+        if writable || !expected {
+            return None;
+        }
+        candidate.into_constructor()
+    }
+
+    /// Takes the realm's [`Intrinsics`] and keeps them for the context's lifetime. Called once,
+    /// when the context is made and before any sandbox code runs; later calls keep the first.
+    pub(super) fn capture_intrinsics(&self) -> rquickjs::Result<()> {
+        if self.ctx.userdata::<Intrinsics<'js>>().is_some() {
+            return Ok(());
+        }
+        let intrinsics = Intrinsics {
+            functions: BUILT_INS
+                .iter()
+                .map(|&(class, name, getter)| self.current_native_fn(class, name, getter))
+                .collect(),
+            constructors: CONSTRUCTORS
+                .iter()
+                .map(|&constructor| self.current_constructor(constructor))
+                .collect(),
+        };
+        if intrinsics.functions.iter().any(Option::is_none)
+            || intrinsics.constructors.iter().any(Option::is_none)
+        {
+            return Err(rquickjs::Error::new_from_js(
+                "context",
+                "a context with every built-in",
+            ));
+        }
+        self.ctx
+            .store_userdata(intrinsics)
+            .map(|_| ())
+            .map_err(|_| rquickjs::Error::new_from_js("intrinsics", "stored intrinsics"))
     }
 
     pub(super) fn call_native(
@@ -391,8 +541,8 @@ impl<'a, 'js> Reflect<'a, 'js> {
     }
 
     /// Up to `limit` entries of a Map (`[key, value]` arrays) or values of a Set, read through
-    /// the engine's own iterator so that no user-replaceable method runs (`entries` / `values`,
-    /// else their `Symbol.iterator` alias). `None` when user code replaced both or a step failed.
+    /// the engine's own `entries` / `values` and iterator (see [`Intrinsics`]), so that no
+    /// user-replaceable method runs. `None` when `value` is no Map or Set, or a step failed.
     pub(super) fn collection_entries(
         &self,
         value: &Value<'js>,
@@ -408,10 +558,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
         } else {
             ("values", CLASS_SET_ITERATOR)
         };
-        let iter = self.call_native(class, method, false, value).or_else(|| {
-            let atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::SymbolIterator);
-            self.call_this(&self.native_fn_at(class, &atom, false)?, value)
-        })?;
+        let iter = self.call_native(class, method, false, value)?;
         let next = self.native_fn(iter_class, "next", false)?;
         let done_atom = OwnedAtom::from_str(self.ctx, "done")?;
         let value_atom = OwnedAtom::from_str(self.ctx, "value")?;
@@ -752,24 +899,99 @@ pub(super) fn class_id(v: &Value<'_>) -> u32 {
     unsafe { qjs::JS_GetClassID(v.as_raw()) }
 }
 
-/// The UTF-16 code units of a string value (lone surrogates included).
-pub(super) fn js_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<Vec<u16>> {
+extern "C" {
+    /// vendor/quickjs-patches/0500: the characters of string `val` where QuickJS keeps them, and
+    /// the string holding them (an owned reference), or the exception marker.
+    fn JS_GetStringBuffer(
+        ctx: *mut qjs::JSContext,
+        val: qjs::JSValue,
+        pbuf: *mut *const c_void,
+        plen: *mut u32,
+        pwide: *mut c_int,
+    ) -> qjs::JSValue;
+}
+
+/// A string's characters as QuickJS keeps them.
+pub(super) enum Chars<'a> {
+    /// One byte per character, U+0000 to U+00FF.
+    Latin1(&'a [u8]),
+    /// UTF-16 code units, lone surrogates included.
+    Utf16(&'a [u16]),
+}
+
+impl Chars<'_> {
+    /// The length in UTF-16 code units (what JS calls the string's `length`).
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Chars::Latin1(bytes) => bytes.len(),
+            Chars::Utf16(units) => units.len(),
+        }
+    }
+
+    /// The text as UTF-8; lone surrogates, which have no UTF-8 form, become U+FFFD.
+    pub(super) fn to_string_lossy(&self) -> String {
+        match self {
+            Chars::Latin1(bytes) => bytes.iter().map(|&byte| char::from(byte)).collect(),
+            Chars::Utf16(units) => String::from_utf16_lossy(units),
+        }
+    }
+}
+
+/// Calls `read` with the characters of string `v`, read in place: nothing is copied into the
+/// QuickJS heap, so the memory limit cannot make a string unreadable (a rope is first made
+/// flat, which can fail for lack of memory). `None` for anything else than a string, or when
+/// that flattening failed.
+pub(super) fn with_chars<'js, R>(
+    ctx: &Ctx<'js>,
+    v: &Value<'js>,
+    read: impl FnOnce(Chars<'_>) -> R,
+) -> Option<R> {
     if !v.is_string() {
         return None;
     }
-    let mut len: qjs::size_t = 0;
-    // SAFETY: `v` is a live string, so no conversion (and no user code) happens. The returned
-    // buffer holds `len` units and is freed right after copying.
-    let ptr = unsafe { qjs::JS_ToCStringLenUTF16(ctx.as_raw().as_ptr(), &mut len, v.as_raw()) };
-    if ptr.is_null() {
+    let (mut buf, mut len, mut wide): (*const c_void, u32, c_int) = (ptr::null(), 0, 0);
+    // SAFETY: `v` is a live string of this context; the out-pointers are valid locals. The
+    // result is an owned reference to the string that holds the characters (or the exception
+    // marker, which owns nothing), kept alive in `holder` while they are read.
+    let holder = unsafe {
+        Value::from_raw(
+            ctx.clone(),
+            JS_GetStringBuffer(
+                ctx.as_raw().as_ptr(),
+                v.as_raw(),
+                &mut buf,
+                &mut len,
+                &mut wide,
+            ),
+        )
+    };
+    if holder.is_exception() || (buf.is_null() && len > 0) {
         let _ = ctx.catch();
         return None;
     }
-    // SAFETY: see above.
-    let units = unsafe { std::slice::from_raw_parts(ptr, len as usize) }.to_vec();
-    // SAFETY: `ptr` came from JS_ToCStringLenUTF16 on this context.
-    unsafe { qjs::JS_FreeCStringUTF16(ctx.as_raw().as_ptr(), ptr) };
-    Some(units)
+    let len = len as usize;
+    // SAFETY: QuickJS reported `len` characters of the given width at `buf`, inside `holder`,
+    // which stays alive (and unchanged: no JS code runs) until `read` returns.
+    let chars = unsafe {
+        if len == 0 {
+            Chars::Latin1(&[])
+        } else if wide != 0 {
+            Chars::Utf16(std::slice::from_raw_parts(buf.cast::<u16>(), len))
+        } else {
+            Chars::Latin1(std::slice::from_raw_parts(buf.cast::<u8>(), len))
+        }
+    };
+    let out = read(chars);
+    drop(holder);
+    Some(out)
+}
+
+/// The UTF-16 code units of a string value (lone surrogates included).
+pub(super) fn js_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<Vec<u16>> {
+    with_chars(ctx, v, |chars| match chars {
+        Chars::Latin1(bytes) => bytes.iter().map(|&byte| u16::from(byte)).collect(),
+        Chars::Utf16(units) => units.to_vec(),
+    })
 }
 
 /// `Symbol.prototype.toString`: `Symbol(description)`.

@@ -45,6 +45,8 @@ pub struct RunState {
     log_stream: Option<Arc<dyn Host>>,
     /// Set from other threads when the executor is dropped or cleaned up.
     pub shutdown: Arc<AtomicBool>,
+    /// `maxValueBytes`: the most one value copied out of the sandbox may take.
+    pub max_value_bytes: Cell<u64>,
 }
 
 impl RunState {
@@ -61,6 +63,7 @@ impl RunState {
             abort: RefCell::new(None),
             log_stream: host.streams_logs().then(|| Arc::clone(host)),
             shutdown,
+            max_value_bytes: Cell::new(crate::options::DEFAULT_MAX_VALUE_BYTES),
         }
     }
 

@@ -112,6 +112,7 @@ fn build(
     let runtime =
         Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
     runtime.set_memory_limit(config.memory_limit_bytes);
+    state.max_value_bytes.set(config.max_value_bytes);
     runtime.set_max_stack_size(config.max_stack_bytes);
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));

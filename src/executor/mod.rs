@@ -363,6 +363,9 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
             at_position(ExecutorError::tool_failed(tool, &message), at)
         }
         EngineError::Limit { limit, message } => ExecutorError::limit(limit, message),
+        EngineError::TooLarge { message, limit, at } => {
+            at_position(ExecutorError::too_large(message, &limit), at)
+        }
         EngineError::MaxOperations { limit } => ExecutorError::max_operations(limit),
         EngineError::Timeout { timeout_ms } => ExecutorError::timeout(timeout_ms),
         EngineError::Aborted { started } => ExecutorError::aborted(started),

@@ -5,10 +5,11 @@
 //! (per Node environment: the main thread and each worker thread get their own), kept in the
 //! environment's instance data and exported.
 
-use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, Unknown};
+use napi::bindgen_prelude::{FnArgs, Function, Unknown};
 use napi::{Env, Error, JsValue, Result};
 use serde_json::{json, Value as Json};
 
+use super::env_data;
 use crate::error::ExecutorError;
 /// The class: fields set as own properties, `name` on the prototype as for built-in errors.
 const CLASS_SOURCE: &str = r#"(() => {
@@ -31,21 +32,11 @@ const CLASS_SOURCE: &str = r#"(() => {
 /// `new ExecutorError(message, fields)`.
 type Constructor<'env> = Function<'env, FnArgs<(String, Json)>, ()>;
 
-/// What this module keeps per Node environment.
-struct InstanceData {
-    executor_error: FunctionRef<FnArgs<(String, Json)>, ()>,
-}
-
-/// Defines the class in `env` and returns it for export.
+/// Defines the class in `env`, keeps it in the environment's data (with the helpers of
+/// `env_data`) and returns it for export.
 pub fn define_class(env: &Env) -> Result<Constructor<'_>> {
     let class: Constructor = env.run_script(CLASS_SOURCE)?;
-    env.set_instance_data(
-        InstanceData {
-            executor_error: class.create_ref()?,
-        },
-        (),
-        |_| {},
-    )?;
+    env_data::install(env, class.create_ref()?)?;
     Ok(class)
 }
 
@@ -61,8 +52,7 @@ pub fn to_napi_error(env: &Env, error: ExecutorError) -> Error {
 }
 
 fn build<'env>(env: &'env Env, error: &ExecutorError) -> Result<Unknown<'env>> {
-    let data = env
-        .get_instance_data::<InstanceData>()?
+    let data = env_data::get(env)
         .ok_or_else(|| Error::from_reason("ExecutorError class is not defined"))?;
     let class = data.executor_error.borrow_back(env)?;
     let mut fields = json!({

@@ -3,9 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use napi::bindgen_prelude::{PromiseRaw, Unknown};
-use napi::{Env, Result};
+use napi::bindgen_prelude::{PromiseRaw, This, Unknown};
+use napi::{Env, JsValue, Result};
 
+use super::env_data;
 use super::error::to_napi_error;
 use super::host::{NodeHost, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
@@ -94,6 +95,8 @@ impl From<RunOutput> for CodeOutput {
 #[napi(js_name = "SESExecutor")]
 pub struct SesExecutor {
     executor: Executor,
+    /// `maxValueBytes`, for the copies made on Node's side (variables).
+    max_value_bytes: u64,
     /// The tools sent so far; only touched on Node's thread.
     tools: ToolTable,
     /// The executor's queue to Node's thread, which settles its promises.
@@ -105,8 +108,15 @@ impl SesExecutor {
     /// A `NEW` executor. Throws `ExecutorError` (`ERR_VALIDATION_FAILED`) when an option is
     /// invalid, with the rule (`max_operations_valid`, `timeout_valid`, `options_valid`) in
     /// `details.diagnostics`.
+    /// Called without `new` it throws a `TypeError`, as a class constructor does.
     #[napi(constructor, ts_args_type = "options?: ExecutorOptions")]
-    pub fn new(env: Env, options: Option<Unknown>) -> Result<Self> {
+    pub fn new(env: Env, this: This<Unknown>, options: Option<Unknown>) -> Result<Self> {
+        if !env_data::constructed(&env, &this.object) {
+            return Err(type_error(
+                &env,
+                "Class constructor SESExecutor cannot be invoked without 'new'",
+            ));
+        }
         let resolved = resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
         Self::with_options(&env, resolved)
     }
@@ -157,9 +167,14 @@ impl SesExecutor {
             entries
                 .into_iter()
                 .map(|(name, value)| {
-                    from_js(env, value, &format!("variables.{name}"))
-                        .map(|value| (name, value))
-                        .map_err(|error| clone_refused(&error))
+                    from_js(
+                        env,
+                        value,
+                        &format!("variables.{name}"),
+                        self.max_value_bytes,
+                    )
+                    .map(|value| (name, value))
+                    .map_err(|error| clone_refused(&error))
                 })
                 .collect::<std::result::Result<Vec<_>, _>>()
         });
@@ -273,12 +288,37 @@ impl SesExecutor {
         } = resolved;
         let tools: ToolTable = Arc::new(Mutex::new(module_tools.into_iter().collect()));
         let logs = on_log.map(LogStream::new);
-        let host = NodeHost::new(env, Arc::clone(&tools), logs)?;
+        let max_value_bytes = options.max_value_bytes;
+        let host = NodeHost::new(env, Arc::clone(&tools), logs, max_value_bytes)?;
         let node = host.queue();
         Ok(Self {
             executor: Executor::new(options, Arc::new(host) as Arc<dyn Host>),
+            max_value_bytes,
             tools,
             node,
         })
+    }
+}
+
+/// A `TypeError` with `message`, as the error napi throws.
+fn type_error(env: &Env, message: &str) -> napi::Error {
+    let made = (|| -> Result<Unknown> {
+        let message = env.create_string(message)?;
+        let mut error = std::ptr::null_mut();
+        // SAFETY: live env and string; the result is a handle in the current scope.
+        napi::check_status!(unsafe {
+            napi::sys::napi_create_type_error(
+                env.raw(),
+                std::ptr::null_mut(),
+                message.raw(),
+                &mut error,
+            )
+        })?;
+        // SAFETY: made by napi for this environment just now.
+        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), error) })
+    })();
+    match made {
+        Ok(error) => napi::Error::from(error),
+        Err(_) => napi::Error::new(napi::Status::InvalidArg, message),
     }
 }

@@ -12,50 +12,38 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use napi::bindgen_prelude::{
-    FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ToNapiValue,
-    Unknown, ValueType,
-};
-use napi::{sys, Env, JsValue};
+use napi::bindgen_prelude::{Function, FunctionRef, ObjectRef, Unknown};
+use napi::{Env, JsValue};
 
+use super::guarded::{self, Thrown};
 use super::log_stream::LogStream;
 use super::queue::NodeQueue;
 use super::value::{from_js, to_js};
 use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult, ToolSettlement};
 use crate::engine::LogEntry;
 use crate::tool_args::named_inputs;
-use crate::value::Value;
 
 /// A tool as the host sent it.
 pub enum NodeTool {
     /// A plain function, called with the sandbox's arguments.
-    Function(FunctionRef<JsArgs, Unknown<'static>>),
-    /// A smolagents tool object: its `forward`, bound to the object, called with one object of
-    /// named inputs (see [`named_inputs`]).
+    Function(ToolFunction),
+    /// A smolagents tool object: its `forward`, called on the object with one object of named
+    /// inputs (see [`named_inputs`]).
     Forward {
-        forward: FunctionRef<JsArgs, Unknown<'static>>,
+        forward: ToolFunction,
+        this: ObjectRef,
         inputs: Vec<String>,
     },
 }
+
+/// A host function the addon calls (through `guarded::call`).
+pub type ToolFunction = FunctionRef<(), Unknown<'static>>;
 
 /// The tools of one executor, by name.
 pub type ToolTable = Arc<Mutex<HashMap<String, NodeTool>>>;
 
 fn lock(table: &ToolTable) -> MutexGuard<'_, HashMap<String, NodeTool>> {
     table.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Arguments copied into the host, one JS value each.
-pub struct JsArgs(Vec<Value>);
-
-impl JsValuesTupleIntoVec for JsArgs {
-    fn into_vec(self, env: sys::napi_env) -> napi::Result<Vec<sys::napi_value>> {
-        let env = Env::from_raw(env);
-        self.0
-            .iter()
-            .map(|value| to_js(&env, value).map(|value| value.raw()))
-            .collect()
-    }
 }
 
 /// The [`Host`] the engine thread calls: tool calls and log entries go to Node's thread on the
@@ -70,8 +58,14 @@ pub struct NodeHost {
 
 impl NodeHost {
     /// A host dispatching to `tools`, and streaming log entries to `logs` if given, bound to
-    /// `env`'s thread.
-    pub fn new(env: &Env, tools: ToolTable, logs: Option<LogStream>) -> napi::Result<Self> {
+    /// `env`'s thread; a tool's result of more than `max_value_bytes` (`maxValueBytes`) is a
+    /// failure of the call.
+    pub fn new(
+        env: &Env,
+        tools: ToolTable,
+        logs: Option<LogStream>,
+        max_value_bytes: u64,
+    ) -> napi::Result<Self> {
         // Made at the first tool promise: most executors' tools are synchronous.
         let mut watcher = None;
         let calls = Arc::new(AtomicU64::new(0));
@@ -81,7 +75,7 @@ impl NodeHost {
         let mut dispatched = 0_u64;
         let queue = NodeQueue::new(env, move |env, call| {
             dispatched += 1;
-            if dispatch(env, &tools, &mut watcher, call) {
+            if dispatch(env, &tools, &mut watcher, call, max_value_bytes) {
                 burst.await_next_call(&sent, dispatched);
             }
         })?;
@@ -174,35 +168,63 @@ impl Burst {
 }
 
 /// Calls the tool on Node's thread and answers the engine. Never fails: every error becomes
-/// the tool's failure.
+/// the tool's failure, and whatever the tool throws (or its result's getters) is caught and
+/// cleared (see `guarded`).
 /// Returns whether the tool answered synchronously.
-fn dispatch(env: &Env, tools: &ToolTable, watcher: &mut Option<Watcher>, call: ToolCall) -> bool {
+fn dispatch(
+    env: &Env,
+    tools: &ToolTable,
+    watcher: &mut Option<Watcher>,
+    call: ToolCall,
+    max_value_bytes: u64,
+) -> bool {
     let ToolCall { tool, args, reply } = call;
-    let returned = {
+    let target = {
         let table = lock(tools);
         match table.get(&tool) {
             None => Err(ToolFailure::new(format!("tool '{tool}' is not available"))),
-            Some(NodeTool::Function(function)) => Ok((function.borrow_back(env), JsArgs(args))),
-            Some(NodeTool::Forward { forward, inputs }) => Ok((
-                forward.borrow_back(env),
-                JsArgs(vec![named_inputs(inputs, args)]),
-            )),
+            Some(NodeTool::Function(function)) => function
+                .borrow_back(env)
+                .map(|function| (function.to_unknown(), guarded::undefined(env), args))
+                .map_err(|error| ToolFailure::new(error.reason)),
+            Some(NodeTool::Forward {
+                forward,
+                this,
+                inputs,
+            }) => forward
+                .borrow_back(env)
+                .and_then(|forward| Ok((forward.to_unknown(), this.get_value(env)?.to_unknown())))
+                .map(|(forward, this)| (forward, this, vec![named_inputs(inputs, args)]))
+                .map_err(|error| ToolFailure::new(error.reason)),
         }
     };
     // The table is unlocked before the tool runs: a tool may itself call sendTools.
-    let outcome = returned.and_then(|(function, args)| {
-        function
-            .and_then(|function| function.call(args))
-            .map_err(|error| failure_of(env, error))
+    let outcome = target.and_then(|(function, this, args)| {
+        let args = args
+            .iter()
+            .map(|value| to_js(env, value).map(|value| value.raw()))
+            .collect::<napi::Result<Vec<_>>>()
+            .map_err(|error| {
+                guarded::clear(env);
+                ToolFailure::new(format!(
+                    "the arguments of {tool} could not be made in Node: {}",
+                    error.reason
+                ))
+            })?;
+        guarded::call(env, &function, &this, &args).map_err(|thrown| failure_of(env, &thrown))
     });
-    match outcome {
-        Err(failure) => reply.returned(Err(failure)),
-        Ok(value) if value.is_promise().unwrap_or(false) => {
+    let synchronous = match outcome {
+        Err(failure) => {
+            reply.returned(Err(failure));
+            true
+        }
+        Ok(value) if guarded::is_promise(&value) => {
             if watcher.is_none() {
-                match Watcher::new(env) {
+                match Watcher::new(env, max_value_bytes) {
                     Ok(created) => *watcher = Some(created),
                     Err(error) => {
                         reply.pending().settle(Err(ToolFailure::new(error.reason)));
+                        guarded::clear(env);
                         return false;
                     }
                 }
@@ -210,11 +232,15 @@ fn dispatch(env: &Env, tools: &ToolTable, watcher: &mut Option<Watcher>, call: T
             if let Some(watcher) = watcher {
                 watcher.watch(env, value, reply);
             }
-            return false;
+            false
         }
-        Ok(value) => reply.returned(copy_result(env, value, &tool)),
-    }
-    true
+        Ok(value) => {
+            reply.returned(copy_result(env, value, &tool, max_value_bytes));
+            true
+        }
+    };
+    guarded::clear(env);
+    synchronous
 }
 
 /// Watches the promises tools return. One JS helper per executor attaches a pair of callbacks
@@ -222,38 +248,31 @@ fn dispatch(env: &Env, tools: &ToolTable, watcher: &mut Option<Watcher>, call: T
 /// `PromiseRaw::then`/`catch` would create two native functions (each with a finalizer) per
 /// call, which was about a quarter of an awaited call's cost.
 struct Watcher {
-    /// `(promise, id) => promise.then(v => done(id, v, false), e => done(id, e, true))`.
-    watch: FunctionRef<WatchArgs, ()>,
+    /// `(promise, id) => then(promise, v => done(id, v, false), e => done(id, e, true))`.
+    watch: FunctionRef<(), ()>,
     /// The settlements of the promises being watched, by call number.
     watched: Rc<RefCell<HashMap<i64, ToolSettlement>>>,
     next_id: i64,
 }
 
 /// The helper's factory: takes the native `done(id, value, rejected)`. Rejections are handled
-/// by `then`'s second callback, so none is ever reported as unhandled by Node.
+/// by `then`'s second callback, so none is ever reported as unhandled by Node. `then` is
+/// `Promise.prototype.then` as it was when the helper was made (a promise's own `then` may be
+/// anything); if attaching throws (a promise whose `constructor` getter throws), the call fails
+/// with what it threw.
 const WATCHER_SOURCE: &str = "(function (done) {
+  var then = Promise.prototype.then;
   return function watch(promise, id) {
-    promise.then(function (value) { done(id, value, false) }, function (error) { done(id, error, true) })
+    try {
+      then.call(promise, function (value) { done(id, value, false) }, function (error) { done(id, error, true) })
+    } catch (error) {
+      done(id, error, true)
+    }
   }
 })";
 
-/// The arguments of `watch`.
-struct WatchArgs {
-    promise: sys::napi_value,
-    id: i64,
-}
-
-impl JsValuesTupleIntoVec for WatchArgs {
-    fn into_vec(self, env: sys::napi_env) -> napi::Result<Vec<sys::napi_value>> {
-        // SAFETY: converting a number for the environment the call happens in.
-        Ok(vec![self.promise, unsafe {
-            i64::to_napi_value(env, self.id)
-        }?])
-    }
-}
-
 impl Watcher {
-    fn new(env: &Env) -> napi::Result<Self> {
+    fn new(env: &Env, max_value_bytes: u64) -> napi::Result<Self> {
         let watched: Rc<RefCell<HashMap<i64, ToolSettlement>>> = Rc::default();
         let settlements = Rc::clone(&watched);
         let done = env.create_function_from_closure("done", move |call| {
@@ -263,14 +282,15 @@ impl Watcher {
             let settlement = settlements.borrow_mut().remove(&id);
             if let Some(settlement) = settlement {
                 settlement.settle(if rejected {
-                    Err(failure_of_value(call.env, value))
+                    Err(failure_of(call.env, &Thrown::Value(value)))
                 } else {
-                    copy_result(call.env, value, "the tool")
+                    copy_result(call.env, value, "the tool", max_value_bytes)
                 });
             }
+            guarded::clear(call.env);
             Ok(())
         })?;
-        let factory: Function<Function<(), ()>, Function<WatchArgs, ()>> =
+        let factory: Function<Function<(), ()>, Function<(), ()>> =
             env.run_script(WATCHER_SOURCE)?;
         Ok(Self {
             watch: factory.call(done)?.create_ref()?,
@@ -284,67 +304,54 @@ impl Watcher {
         let id = self.next_id;
         self.next_id += 1;
         self.watched.borrow_mut().insert(id, reply.pending());
-        let watching = self.watch.borrow_back(env).and_then(|watch| {
-            watch.call(WatchArgs {
-                promise: promise.raw(),
-                id,
-            })
-        });
-        if let Err(error) = watching {
+        let watching = self
+            .watch
+            .borrow_back(env)
+            .map_err(|error| ToolFailure::new(error.reason))
+            .and_then(|watch| {
+                let id = env
+                    .create_int64(id)
+                    .map_err(|error| ToolFailure::new(error.reason))?;
+                guarded::call(
+                    env,
+                    &watch.to_unknown(),
+                    &guarded::undefined(env),
+                    &[promise.raw(), id.raw()],
+                )
+                .map_err(|thrown| failure_of(env, &thrown))
+            });
+        if let Err(failure) = watching {
             if let Some(settlement) = self.watched.borrow_mut().remove(&id) {
-                settlement.settle(Err(ToolFailure::new(error.reason)));
+                settlement.settle(Err(failure));
             }
         }
     }
 }
 
-/// Copies a tool's result for the sandbox; a result that cannot be copied is a tool failure.
-fn copy_result(env: &Env, value: Unknown, tool: &str) -> ToolResult {
-    from_js(env, value, &format!("the result of {tool}"))
-        .map_err(|error| ToolFailure::new(error.to_string()))
-}
-
-/// The failure a tool's exception describes.
-fn failure_of(env: &Env, error: napi::Error) -> ToolFailure {
-    let reason = error.reason.clone();
-    // SAFETY: on Node's thread; napi hands back the thrown value itself when it kept one.
-    match unsafe { napi::Error::to_napi_value(env.raw(), error) } {
-        // SAFETY: a value just produced for this environment.
-        Ok(raw) => failure_of_value(env, unsafe { Unknown::from_raw_unchecked(env.raw(), raw) }),
-        Err(_) => ToolFailure::new(reason),
-    }
-}
-
-/// The failure a thrown or rejected value describes: an error's name and message (never its
-/// stack, which would disclose host paths), or the value's string form.
-fn failure_of_value(env: &Env, value: Unknown) -> ToolFailure {
-    let _ = env;
-    let text = |value: Unknown| -> Option<String> {
-        value
-            .coerce_to_string()
-            .and_then(|s| s.into_utf8())
-            .and_then(|s| s.into_owned())
-            .ok()
-    };
-    if value.get_type().ok() == Some(ValueType::Object) && value.is_error().unwrap_or(false) {
-        // SAFETY: an object of this environment.
-        if let Ok(error) = unsafe { Object::from_napi_value(value.value().env, value.raw()) } {
-            let name = error
-                .get_named_property::<Unknown>("name")
-                .ok()
-                .and_then(text);
-            let message = error
-                .get_named_property::<Unknown>("message")
-                .ok()
-                .and_then(text);
-            return ToolFailure {
-                name: name.unwrap_or_else(|| "Error".into()),
-                message: message.unwrap_or_default(),
-            };
-        }
-    }
-    ToolFailure::new(
-        text(value)
-            .unwrap_or_else(|| "the tool failed with a value that has no string form".into()),
+/// Copies a tool's result for the sandbox; a result that cannot be copied (or is larger than
+/// `maxValueBytes`) is a tool failure.
+fn copy_result(env: &Env, value: Unknown, tool: &str, max_value_bytes: u64) -> ToolResult {
+    from_js(
+        env,
+        value,
+        &format!("the result of {tool}"),
+        max_value_bytes,
     )
+    .map_err(|error| {
+        let mut failure = ToolFailure::new(error.to_string());
+        if error.limit.is_some() {
+            "RangeError".clone_into(&mut failure.name);
+        }
+        failure
+    })
+}
+
+/// The failure a tool's exception or rejection describes: an error's name and message (never
+/// its stack, which would disclose host paths), or the value's string form (see
+/// `guarded::Thrown::name_and_message`, which runs nothing that can throw past it).
+fn failure_of(env: &Env, thrown: &Thrown) -> ToolFailure {
+    let (name, message) = thrown.name_and_message(env);
+    let mut failure = ToolFailure::new(message);
+    failure.name = name;
+    failure
 }

@@ -6,9 +6,11 @@
 
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{FunctionRef, Unknown};
-use napi::Env;
+use napi::bindgen_prelude::{FunctionRef, ToNapiValue, Unknown};
+use napi::{Env, JsValue};
 
+use super::env_data;
+use super::guarded;
 use super::queue::OnNode;
 use crate::engine::LogEntry;
 
@@ -32,7 +34,8 @@ impl From<LogEntry> for JsLogEntry {
     }
 }
 
-/// An executor's `onLog` callback.
+/// An executor's `onLog` callback: what it throws or rejects with is dropped (README
+/// "Observability and control").
 #[derive(Clone)]
 pub struct LogStream(Arc<FunctionRef<JsLogEntry, Unknown<'static>>>);
 
@@ -47,10 +50,24 @@ impl LogStream {
         let on_log = Arc::clone(&self.0);
         Box::new(move |env: &Env| {
             // A logging callback must not change a run's outcome, nor crash Node: what it throws
-            // is dropped.
-            if let Ok(on_log) = on_log.borrow_back(env) {
-                let _ = on_log.call(entry.into());
+            // is caught and dropped, and a promise it returns (an async `onLog`) has its
+            // rejection handled, so Node reports neither.
+            let called = on_log.borrow_back(env).and_then(|on_log| {
+                // SAFETY: converting an owned entry for this environment.
+                let entry = unsafe { JsLogEntry::to_napi_value(env.raw(), entry.into()) }?;
+                Ok(guarded::call(
+                    env,
+                    &on_log.to_unknown(),
+                    &guarded::undefined(env),
+                    &[entry],
+                ))
+            });
+            if let Ok(Ok(returned)) = called {
+                if guarded::is_promise(&returned) {
+                    env_data::handle_rejection(env, &returned);
+                }
             }
+            guarded::clear(env);
         })
     }
 }

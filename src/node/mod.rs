@@ -4,8 +4,10 @@
 //! Spec: §3.2 (API contract), §8.1 (errors as JS objects).
 
 mod dispose;
+mod env_data;
 mod error;
 mod executor;
+mod guarded;
 mod host;
 mod log_stream;
 mod options;
@@ -16,16 +18,20 @@ mod settle;
 mod value;
 
 use napi::bindgen_prelude::JsObjectValue;
-use napi::bindgen_prelude::{Object, Unknown};
-use napi::{Env, Result};
+use napi::bindgen_prelude::{Function, Object};
+use napi::{Env, JsValue, Result};
 
-/// Module initialisation: defines and exports the `ExecutorError` class for this environment,
+/// Module initialisation: defines and exports the `ExecutorError` class for this environment
+/// (keeping it, the `SESExecutor` class and the helpers of `env_data` for the environment),
 /// exports the prompt templates, and makes executors disposable.
 #[napi(module_exports)]
 pub fn init(mut exports: Object, env: Env) -> Result<()> {
     let class = error::define_class(&env)?;
     exports.set_named_property("ExecutorError", class)?;
     prompt::export_templates(&env, &mut exports)?;
-    let executor: Unknown = exports.get_named_property("SESExecutor")?;
-    dispose::install(&env, executor)
+    let executor: Function<(), ()> = exports.get_named_property("SESExecutor")?;
+    if let Some(data) = env_data::get(&env) {
+        data.executor_class = Some(executor.create_ref()?);
+    }
+    dispose::install(&env, executor.to_unknown())
 }

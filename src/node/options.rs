@@ -2,17 +2,19 @@
 //! `sendVariables`' and `sendTools`' records): property by property, so that a wrong type is
 //! reported as a structured `ERR_VALIDATION_FAILED` naming the option instead of napi's generic
 //! conversion error, and numbers reach the option rules exactly as given (`NaN`, `-1`, `1.5`).
-//! The rules and their messages are `crate::options::rules`'.
+//! Every read goes through `guarded`: an options object that is a Proxy, or a getter that
+//! throws, is refused as `options_valid` naming the option, with nothing left pending on Node's
+//! thread. The rules and their messages are `crate::options::rules`'.
 
 use std::collections::HashMap;
 
 use napi::bindgen_prelude::{
-    Array, FnArgs, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, Unknown,
-    ValueType,
+    FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, Unknown, ValueType,
 };
 use napi::{Env, JsValue};
 
-use super::host::{JsArgs, NodeTool};
+use super::guarded::{self, Thrown};
+use super::host::{NodeTool, ToolFunction};
 use super::log_stream::JsLogEntry;
 use super::value::from_js;
 use crate::diagnostic::Diagnostic;
@@ -42,7 +44,8 @@ pub struct ExecutorOptions {
     /// Module names `import()` may load (default none).
     pub authorized_imports: Option<Vec<String>>,
     /// Budget of a run's `logs` in bytes; later output is cut and marked `...[TRUNCATED]`
-    /// (default 262144).
+    /// (default 262144, min 1024; below 16384 `validateCode` gives the INFO
+    /// `log_budget_too_small`).
     pub max_log_bytes: Option<f64>,
     /// Console levels collected into `logs` (default all four).
     #[napi(ts_type = "Array<\"log\" | \"info\" | \"warn\" | \"error\">")]
@@ -51,6 +54,11 @@ pub struct ExecutorOptions {
     pub memory_limit_bytes: Option<f64>,
     /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB).
     pub max_stack_bytes: Option<f64>,
+    /// The most bytes one value may take when it crosses between the host and the sandbox (an
+    /// output, a final answer, a tool's argument or result, a variable), counted as 8 bytes per
+    /// value plus its text and buffer bytes (default 64 MiB, min 1024). A larger one is never
+    /// cut: the copy fails with an error naming the limit and the size.
+    pub max_value_bytes: Option<f64>,
     /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
     /// text (run inside the sandbox, under the same guards), or an object whose functions become
     /// exports that call the host like tools and whose other values are copied.
@@ -67,110 +75,95 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
     let Some(options) = options else {
         return Ok(RawOptions::default());
     };
-    match options.get_type() {
-        Ok(ValueType::Undefined | ValueType::Null) => return Ok(RawOptions::default()),
-        Ok(ValueType::Object) => {}
+    match guarded::type_of(&options) {
+        ValueType::Undefined | ValueType::Null => return Ok(RawOptions::default()),
+        ValueType::Object => {}
         _ => return Err(invalid("options", "an object")),
     }
-    // SAFETY: the value was just checked to be an object of this environment.
-    let object = unsafe { Object::from_napi_value(env.raw(), options.raw()) }
-        .map_err(|_| invalid("options", "an object"))?;
     Ok(RawOptions {
-        max_operations: number(&object, "maxOperations")?,
-        timeout_ms: number(&object, "timeoutMs")?,
-        run_concurrency: string(&object, "runConcurrency")?,
-        max_queued_runs: number(&object, "maxQueuedRuns")?,
-        authorized_imports: strings(&object, "authorizedImports")?,
-        max_log_bytes: number(&object, "maxLogBytes")?,
-        collect_console_levels: strings(&object, "collectConsoleLevels")?,
-        memory_limit_bytes: number(&object, "memoryLimitBytes")?,
-        max_stack_bytes: number(&object, "maxStackBytes")?,
+        max_operations: number(env, &options, "maxOperations")?,
+        timeout_ms: number(env, &options, "timeoutMs")?,
+        run_concurrency: string(env, &options, "runConcurrency")?,
+        max_queued_runs: number(env, &options, "maxQueuedRuns")?,
+        authorized_imports: strings(env, &options, "authorizedImports")?,
+        max_log_bytes: number(env, &options, "maxLogBytes")?,
+        collect_console_levels: strings(env, &options, "collectConsoleLevels")?,
+        memory_limit_bytes: number(env, &options, "memoryLimitBytes")?,
+        max_stack_bytes: number(env, &options, "maxStackBytes")?,
+        max_value_bytes: number(env, &options, "maxValueBytes")?,
     })
 }
 
 /// `toolNames` of the options given to `validateCode` / `prepareProgram`: the tools the code
 /// will run with, for `tool_name_shadowing` (`run()` knows its executor's tools itself).
 pub fn read_tool_names(env: &Env, options: Option<Unknown>) -> Result<Vec<String>, Diagnostic> {
-    let Some(options) = options else {
-        return Ok(Vec::new());
-    };
-    if options.get_type().ok() != Some(ValueType::Object) {
-        return Ok(Vec::new());
+    match options {
+        Some(options) if guarded::type_of(&options) == ValueType::Object => {
+            Ok(strings(env, &options, "toolNames")?.unwrap_or_default())
+        }
+        _ => Ok(Vec::new()),
     }
-    // SAFETY: the value was just checked to be an object of this environment.
-    let object = unsafe { Object::from_napi_value(env.raw(), options.raw()) }
-        .map_err(|_| invalid("options", "an object"))?;
-    Ok(strings(&object, "toolNames")?.unwrap_or_default())
+}
+
+/// `options_valid` for a read that threw.
+fn unreadable(env: &Env, name: &str, thrown: &Thrown) -> Diagnostic {
+    rules::unreadable(name, &thrown.describe(env))
 }
 
 /// The property, or `None` when it is absent or `undefined`.
-fn property<'env>(object: &Object<'env>, name: &str) -> Result<Option<Unknown<'env>>, Diagnostic> {
-    let value: Unknown = object
-        .get_named_property(name)
-        .map_err(|_| invalid(name, "readable"))?;
-    match value.get_type() {
-        Ok(ValueType::Undefined) => Ok(None),
-        Ok(_) => Ok(Some(value)),
-        Err(_) => Err(invalid(name, "readable")),
+fn property<'env>(
+    env: &'env Env,
+    object: &Unknown,
+    name: &str,
+) -> Result<Option<Unknown<'env>>, Diagnostic> {
+    match guarded::get(env, object, name) {
+        Ok(value) if guarded::type_of(&value) == ValueType::Undefined => Ok(None),
+        Ok(value) => Ok(Some(value)),
+        Err(thrown) => Err(unreadable(env, name, &thrown)),
     }
 }
 
-fn number(object: &Object, name: &str) -> Result<Option<f64>, Diagnostic> {
-    let Some(value) = property(object, name)? else {
+fn number(env: &Env, object: &Unknown, name: &str) -> Result<Option<f64>, Diagnostic> {
+    let Some(value) = property(env, object, name)? else {
         return Ok(None);
     };
-    match value.get_type() {
-        Ok(ValueType::Number) => value
-            .coerce_to_number()
-            .and_then(|number| number.get_double())
-            .map(Some)
-            .map_err(|_| invalid(name, "a number")),
-        _ => Err(invalid(name, "a number")),
+    if guarded::type_of(&value) != ValueType::Number {
+        return Err(invalid(name, "a number"));
     }
+    // SAFETY: `value` is a number, which the conversion reads without running code.
+    unsafe { value.cast::<f64>() }
+        .map(Some)
+        .map_err(|_| invalid(name, "a number"))
 }
 
-fn string(object: &Object, name: &str) -> Result<Option<String>, Diagnostic> {
-    let Some(value) = property(object, name)? else {
+fn string(env: &Env, object: &Unknown, name: &str) -> Result<Option<String>, Diagnostic> {
+    let Some(value) = property(env, object, name)? else {
         return Ok(None);
     };
-    as_string(&value)
+    guarded::string_value(&value)
         .map(Some)
         .ok_or_else(|| invalid(name, "a string"))
 }
 
-fn strings(object: &Object, name: &str) -> Result<Option<Vec<String>>, Diagnostic> {
-    let Some(value) = property(object, name)? else {
+fn strings(env: &Env, object: &Unknown, name: &str) -> Result<Option<Vec<String>>, Diagnostic> {
+    let Some(value) = property(env, object, name)? else {
         return Ok(None);
     };
     let expected = || invalid(name, "an array of strings");
-    if !value.is_array().unwrap_or(false) {
+    if !guarded::is_array(&value) {
         return Err(expected());
     }
-    // SAFETY: `value` was just checked to be an array of this environment.
-    let array = unsafe { Array::from_napi_value(value.value().env, value.raw()) }
+    // SAFETY: `value` was just checked to be an array; reading its length runs no code.
+    let length = unsafe { value.cast::<Object>() }
+        .and_then(|array| array.get_array_length())
         .map_err(|_| expected())?;
-    (0..array.len())
-        .map(|index| {
-            array
-                .get::<Unknown>(index)
-                .ok()
-                .flatten()
-                .and_then(|item| as_string(&item))
-                .ok_or_else(expected)
+    (0..length)
+        .map(|index| match guarded::get_element(env, &value, index) {
+            Ok(item) => guarded::string_value(&item).ok_or_else(expected),
+            Err(thrown) => Err(unreadable(env, &format!("{name}[{index}]"), &thrown)),
         })
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
-}
-
-fn as_string(value: &Unknown) -> Option<String> {
-    match value.get_type() {
-        Ok(ValueType::String) => value
-            .coerce_to_string()
-            .and_then(|s| s.into_utf8())
-            .and_then(|s| s.into_owned())
-            .ok(),
-        _ => None,
-    }
 }
 
 /// Options of one `run()`.
@@ -187,26 +180,32 @@ pub struct RunOptions {
     pub signal: Option<String>,
 }
 
-/// The own enumerable entries of `value`, which must be an object.
+/// The own enumerable entries of `value`, which must be an object (`what` names it in
+/// refusals: `variables`, `tools`, `modules.geo`). A getter or trap that throws refuses the
+/// whole record, naming the entry.
 pub fn entries<'env>(
     env: &'env Env,
     value: Unknown<'env>,
     what: &str,
 ) -> std::result::Result<Vec<(String, Unknown<'env>)>, ExecutorError> {
-    let not_an_object = || ExecutorError::validation(&[rules::not_an_object(what)]);
-    if value.get_type().ok() != Some(ValueType::Object) || value.is_array().unwrap_or(false) {
-        return Err(not_an_object());
+    let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
+    if guarded::type_of(&value) != ValueType::Object || guarded::is_array(&value) {
+        return Err(refused(rules::not_an_object(what)));
     }
-    // SAFETY: checked to be an object of this environment.
-    let object =
-        unsafe { Object::from_napi_value(env.raw(), value.raw()) }.map_err(|_| not_an_object())?;
-    let keys = Object::keys(&object).map_err(|_| not_an_object())?;
-    keys.into_iter()
-        .map(|key| {
-            object
-                .get_named_property::<Unknown>(&key)
-                .map(|value| (key, value))
-                .map_err(|_| not_an_object())
+    let (keys, count) =
+        guarded::own_keys(env, &value).map_err(|thrown| refused(unreadable(env, what, &thrown)))?;
+    (0..count)
+        .map(|index| {
+            let key = guarded::get_element(env, &keys, index)
+                .ok()
+                .and_then(|key| guarded::string_value(&key).map(|name| (key, name)));
+            let Some((key, name)) = key else {
+                return Err(refused(rules::not_an_object(what)));
+            };
+            match guarded::get_key(env, &value, &key) {
+                Ok(entry) => Ok((name, entry)),
+                Err(thrown) => Err(refused(unreadable(env, &format!("{what}.{name}"), &thrown))),
+            }
         })
         .collect()
 }
@@ -217,46 +216,63 @@ pub fn node_tool(
     name: &str,
     value: Unknown,
 ) -> std::result::Result<NodeTool, ExecutorError> {
-    let refused = || ExecutorError::validation(&[rules::not_a_tool(name)]);
-    let attempt = || -> napi::Result<Option<NodeTool>> {
-        match value.get_type()? {
-            ValueType::Function => {
-                // SAFETY: checked to be a function of this environment.
-                let function: Function<JsArgs, Unknown<'static>> =
-                    unsafe { Function::from_napi_value(env.raw(), value.raw()) }?;
-                Ok(Some(NodeTool::Function(function.create_ref()?)))
-            }
-            ValueType::Object => {
-                // SAFETY: checked to be an object of this environment.
-                let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }?;
-                let forward: Unknown = object.get_named_property("forward")?;
-                if forward.get_type()? != ValueType::Function {
-                    return Ok(None);
-                }
-                // SAFETY: checked to be a function of this environment.
-                let forward: Function<JsArgs, Unknown<'static>> =
-                    unsafe { Function::from_napi_value(env.raw(), forward.raw()) }?;
-                let inputs: Unknown = object.get_named_property("inputs")?;
-                let inputs = if inputs.get_type()? == ValueType::Object {
-                    // SAFETY: checked to be an object of this environment.
-                    Object::keys(&unsafe { Object::from_napi_value(env.raw(), inputs.raw()) }?)?
-                } else {
-                    Vec::new()
-                };
-                Ok(Some(NodeTool::Forward {
-                    forward: forward.bind(object)?.create_ref()?,
-                    inputs,
-                }))
-            }
-            _ => Ok(None),
-        }
+    let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
+    let not_a_tool = || refused(rules::not_a_tool(name));
+    let function_ref = |function: &Unknown| -> std::result::Result<ToolFunction, ExecutorError> {
+        // SAFETY: checked to be a function of this environment.
+        unsafe { Function::<(), Unknown<'static>>::from_napi_value(env.raw(), function.raw()) }
+            .and_then(|function| function.create_ref())
+            .map_err(|_| not_a_tool())
     };
-    attempt().ok().flatten().ok_or_else(refused)
+    match guarded::type_of(&value) {
+        ValueType::Function => Ok(NodeTool::Function(function_ref(&value)?)),
+        ValueType::Object => {
+            let read = |key: &str| {
+                guarded::get(env, &value, key)
+                    .map_err(|thrown| refused(unreadable(env, &format!("{name}.{key}"), &thrown)))
+            };
+            let forward = read("forward")?;
+            if guarded::type_of(&forward) != ValueType::Function {
+                return Err(not_a_tool());
+            }
+            let inputs = read("inputs")?;
+            let inputs = if guarded::type_of(&inputs) == ValueType::Object {
+                let (keys, count) = guarded::own_keys(env, &inputs).map_err(|thrown| {
+                    refused(unreadable(env, &format!("{name}.inputs"), &thrown))
+                })?;
+                (0..count)
+                    .filter_map(|index| guarded::get_element(env, &keys, index).ok())
+                    .filter_map(|key| guarded::string_value(&key))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            // SAFETY: checked to be an object of this environment.
+            let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }
+                .and_then(|object| object.create_ref())
+                .map_err(|_| not_a_tool())?;
+            Ok(NodeTool::Forward {
+                forward: function_ref(&forward)?,
+                this: object,
+                inputs,
+            })
+        }
+        _ => Err(not_a_tool()),
+    }
 }
 
-/// A value refused where a copy is required, with the path to the part in `details.path`.
+/// A value refused where a copy is required, with the path to the part in `details.path`, and
+/// the limit and size in `details` when a size limit refused it.
 pub fn clone_refused(error: &CloneError) -> ExecutorError {
-    ExecutorError::validation(&[rules::uncopyable(error)]).with_detail("path", error.path.as_str())
+    let refused = ExecutorError::validation(&[rules::uncopyable(error)])
+        .with_detail("path", error.path.as_str());
+    match &error.limit {
+        Some(limit) => refused
+            .with_detail("limit", limit.name)
+            .with_detail("size", limit.size)
+            .with_detail("max", limit.max),
+        None => refused,
+    }
 }
 
 /// The constructor's options, checked: what the executor runs with, the host functions of
@@ -272,47 +288,49 @@ pub fn resolve(
     env: &Env,
     options: Option<Unknown>,
 ) -> std::result::Result<Resolved, ExecutorError> {
-    let raw = read(env, options).map_err(|diagnostic| ExecutorError::validation(&[diagnostic]))?;
+    let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
+    let raw = read(env, options).map_err(refused)?;
     let (mut resolved, _notices) =
         Options::resolve(&raw).map_err(|diagnostics| ExecutorError::validation(&diagnostics))?;
-    let on_log = match options.and_then(|options| option_named(env, options, "onLog")) {
+    let options = options.filter(|options| guarded::type_of(options) == ValueType::Object);
+    let named = |name: &str| match options {
+        Some(options) => property(env, &options, name).map_err(refused),
+        None => Ok(None),
+    };
+    let on_log = match named("onLog")? {
         None => None,
-        Some(on_log) if on_log.get_type().ok() == Some(ValueType::Function) => {
+        Some(on_log) if guarded::type_of(&on_log) == ValueType::Function => {
             // SAFETY: checked to be a function of this environment.
             let function: Function<JsLogEntry, Unknown<'static>> =
                 unsafe { Function::from_napi_value(env.raw(), on_log.raw()) }
-                    .map_err(|_| option_refused(rules::on_log_not_a_function()))?;
+                    .map_err(|_| refused(rules::on_log_not_a_function()))?;
             Some(
                 function
                     .create_ref()
-                    .map_err(|_| option_refused(rules::on_log_not_a_function()))?,
+                    .map_err(|_| refused(rules::on_log_not_a_function()))?,
             )
         }
-        Some(_) => return Err(option_refused(rules::on_log_not_a_function())),
+        Some(_) => return Err(refused(rules::on_log_not_a_function())),
     };
     let mut module_tools = Vec::new();
-    if let Some(modules) = options.and_then(|options| option_named(env, options, "modules")) {
+    if let Some(modules) = named("modules")? {
         for (name, module) in entries(env, modules, "modules")? {
-            let spec = match module.get_type() {
-                Ok(ValueType::String) => ModuleSpec::Source(
-                    module
-                        .coerce_to_string()
-                        .and_then(|s| s.into_utf8())
-                        .and_then(|s| s.into_owned())
-                        .map_err(|_| module_refused(&name))?,
+            let spec = match guarded::type_of(&module) {
+                ValueType::String => ModuleSpec::Source(
+                    guarded::string_value(&module).ok_or_else(|| module_refused(&name))?,
                 ),
-                Ok(ValueType::Object) => {
+                ValueType::Object => {
                     let mut exports = Vec::new();
                     for (export, value) in entries(env, module, &format!("modules.{name}"))? {
                         let path = format!("modules.{name}.{export}");
-                        if value.get_type().ok() == Some(ValueType::Function) {
+                        if guarded::type_of(&value) == ValueType::Function {
                             module_tools.push((
                                 bridged_name(&name, &export),
                                 node_tool(env, &path, value)?,
                             ));
                             exports.push((export, ModuleExport::Function));
                         } else {
-                            let copy = from_js(env, value, &path)
+                            let copy = from_js(env, value, &path, resolved.max_value_bytes)
                                 .map_err(|error| clone_refused(&error))?;
                             exports.push((export, ModuleExport::Data(copy)));
                         }
@@ -331,25 +349,6 @@ pub fn resolve(
     })
 }
 
-/// `options[name]`, when `options` is an object and the property is set.
-fn option_named<'env>(env: &'env Env, options: Unknown<'env>, name: &str) -> Option<Unknown<'env>> {
-    if options.get_type().ok() != Some(ValueType::Object) {
-        return None;
-    }
-    // SAFETY: checked to be an object of this environment.
-    let object = unsafe { Object::from_napi_value(env.raw(), options.raw()) }.ok()?;
-    let value: Unknown = object.get_named_property(name).ok()?;
-    (value.get_type().ok()? != ValueType::Undefined).then_some(value)
-}
-
-fn option_refused(diagnostic: Diagnostic) -> ExecutorError {
-    ExecutorError::validation(&[diagnostic])
-}
-
-/// `signal.addEventListener` / `removeEventListener`, called with `("abort", listener)`.
-type ListenerMethod<'env> =
-    Function<'env, FnArgs<(&'static str, Function<'env, (), ()>)>, Unknown<'env>>;
-
 /// An `AbortSignal` listened to for the length of one run.
 pub struct SignalWatch {
     signal: ObjectRef<false>,
@@ -357,65 +356,94 @@ pub struct SignalWatch {
 }
 
 /// Ties `options.signal` (if any) to `abort`: aborts at once if the signal already is, else
-/// listens for its `abort` event until [`SignalWatch::detach`].
+/// listens for its `abort` event until [`SignalWatch::detach`]. Called before the run is
+/// handed to the executor: options that cannot be read refuse the run, which then never
+/// starts (and leaves the state as it was).
 pub fn watch_signal(
     env: &Env,
     options: Option<Unknown>,
     abort: &RunAbort,
 ) -> std::result::Result<Option<SignalWatch>, ExecutorError> {
-    let refused = || option_refused(rules::not_an_abort_signal());
+    let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
     let Some(options) = options else {
         return Ok(None);
     };
-    match options.get_type() {
-        Ok(ValueType::Undefined | ValueType::Null) => return Ok(None),
-        Ok(ValueType::Object) => {}
-        _ => return Err(option_refused(rules::run_options_not_an_object())),
+    match guarded::type_of(&options) {
+        ValueType::Undefined | ValueType::Null => return Ok(None),
+        ValueType::Object => {}
+        _ => return Err(refused(rules::run_options_not_an_object())),
     }
-    let Some(signal) = option_named(env, options, "signal") else {
+    let signal = guarded::get(env, &options, "signal")
+        .map_err(|thrown| refused(unreadable(env, "options.signal", &thrown)))?;
+    if guarded::type_of(&signal) == ValueType::Undefined {
         return Ok(None);
+    }
+    if guarded::type_of(&signal) != ValueType::Object {
+        return Err(refused(rules::not_an_abort_signal()));
+    }
+    let read = |key: &str| {
+        guarded::get(env, &signal, key)
+            .map_err(|thrown| refused(unreadable(env, &format!("options.signal.{key}"), &thrown)))
     };
-    let attach = || -> napi::Result<Option<SignalWatch>> {
-        // SAFETY: an object of this environment (anything else fails the conversion).
-        let signal = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }?;
-        let aborted: Unknown = signal.get_named_property("aborted")?;
-        if aborted.coerce_to_bool()? {
-            abort.abort();
-            return Ok(None);
-        }
-        let add: ListenerMethod = signal.get_named_property("addEventListener")?;
-        let on_abort = abort.clone();
+    let aborted = read("aborted")?;
+    // ToBoolean runs no code.
+    if aborted.coerce_to_bool().unwrap_or(false) {
+        abort.abort();
+        return Ok(None);
+    }
+    let add = read("addEventListener")?;
+    if guarded::type_of(&add) != ValueType::Function {
+        return Err(refused(rules::not_an_abort_signal()));
+    }
+    let on_abort = abort.clone();
+    let attached = (|| -> napi::Result<(Function<(), ()>, Unknown)> {
         let listener = env.create_function_from_closure::<(), (), _>("abortRun", move |_| {
             on_abort.abort();
             Ok(())
         })?;
-        add.apply(signal, FnArgs::from(("abort", listener)))?;
-        Ok(Some(SignalWatch {
-            signal: signal.create_ref()?,
+        let event = env.create_string("abort")?.to_unknown();
+        Ok((listener, event))
+    })();
+    guarded::clear(env);
+    let (listener, event) = attached.map_err(|_| refused(rules::not_an_abort_signal()))?;
+    guarded::call(env, &add, &signal, &[event.raw(), listener.raw()]).map_err(|thrown| {
+        refused(unreadable(
+            env,
+            "options.signal.addEventListener(\"abort\")",
+            &thrown,
+        ))
+    })?;
+    let watch = (|| -> napi::Result<SignalWatch> {
+        // SAFETY: checked to be an object of this environment.
+        let object = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }?;
+        Ok(SignalWatch {
+            signal: object.create_ref()?,
             listener: listener.create_ref()?,
-        }))
-    };
-    match signal.get_type() {
-        Ok(ValueType::Object) => attach().map_err(|_| refused()),
-        _ => Err(refused()),
-    }
+        })
+    })();
+    guarded::clear(env);
+    watch
+        .map(Some)
+        .map_err(|_| refused(rules::not_an_abort_signal()))
 }
 
 impl SignalWatch {
-    /// Stops listening: a signal may outlive many runs, and must not collect their listeners.
+    /// Stops listening: a signal may outlive many runs, and must not collect their listeners. A
+    /// signal whose `removeEventListener` throws keeps a listener that only sets a flag; what it
+    /// threw is dropped.
     pub fn detach(self, env: &Env) {
-        let removed = || -> napi::Result<()> {
-            let signal = self.signal.get_value(env)?;
-            let remove: ListenerMethod = signal.get_named_property("removeEventListener")?;
-            remove.apply(
-                signal,
-                FnArgs::from(("abort", self.listener.borrow_back(env)?)),
-            )?;
-            Ok(())
-        };
-        // A signal whose removeEventListener throws keeps a listener that only sets a flag.
-        let _ = removed();
+        if let (Ok(signal), Ok(listener)) =
+            (self.signal.get_value(env), self.listener.borrow_back(env))
+        {
+            let signal = signal.to_unknown();
+            if let Ok(remove) = guarded::get(env, &signal, "removeEventListener") {
+                if let Ok(event) = env.create_string("abort") {
+                    let _ = guarded::call(env, &remove, &signal, &[event.raw(), listener.raw()]);
+                }
+            }
+        }
         let _ = self.signal.unref(env);
+        guarded::clear(env);
     }
 }
 

@@ -12,6 +12,7 @@ use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, Status};
 
+use super::guarded;
 use crate::engine::host::ToolCall;
 
 /// Work to do on Node's thread.
@@ -52,6 +53,10 @@ impl NodeQueue {
                     ToNode::Tool(call) => dispatch(&context.env, call),
                     ToNode::Work(work) => work(&context.env),
                 }
+                // Nothing raised while host code ran may reach Node as an uncaught exception
+                // (and returning an error from here is a fatal one): each step clears what it
+                // caught, and this clears whatever one missed.
+                guarded::clear(&context.env);
                 Ok(())
             })?;
         Ok(Self {

@@ -23,6 +23,7 @@ use napi::bindgen_prelude::{PromiseRaw, ToNapiValue};
 use napi::{check_status, sys, Env, Result};
 
 use super::error::to_napi_error;
+use super::guarded;
 use super::queue::{NodeQueue, OnNode};
 use crate::error::ExecutorError;
 
@@ -116,9 +117,16 @@ where
         let on_node: OnNode = Box::new(move |env: &Env| {
             holder.release(env);
             after(env);
-            let settled = finish(env, outcome, convert)
+            let settled = finish(env, outcome, convert).and_then(|value| {
                 // SAFETY: on Node's thread, converting a value for this environment.
-                .and_then(|value| unsafe { V::to_napi_value(env.raw(), value) });
+                unsafe { V::to_napi_value(env.raw(), value) }.map_err(|error| {
+                    // The result could not be made in Node: say so, as every failure is said.
+                    guarded::clear(env);
+                    to_napi_error(env, ExecutorError::result_unbuildable(&error.reason))
+                })
+            });
+            // A promise settles only with no exception pending.
+            guarded::clear(env);
             deferred.settle(env, settled);
         });
         node.on_node(on_node);

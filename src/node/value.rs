@@ -9,14 +9,15 @@
 
 use napi::bindgen_prelude::{
     ArrayBuffer, BigInt64ArraySlice, BigUint64ArraySlice, Float32ArraySlice, Float64ArraySlice,
-    FnArgs, FromNapiValue, Function, Int16ArraySlice, Int32ArraySlice, Int8ArraySlice,
-    JsObjectValue, KeyCollectionMode, KeyConversion, KeyFilter, Null, Object, ToNapiValue,
-    TypeName, TypedArray, TypedArrayType, Uint16ArraySlice, Uint32ArraySlice, Uint8ArraySlice,
-    Uint8ClampedSlice, Unknown, ValidateNapiValue, ValueType,
+    FnArgs, Function, Int16ArraySlice, Int32ArraySlice, Int8ArraySlice, JsObjectValue, Null,
+    Object, ToNapiValue, TypeName, TypedArray, TypedArrayType, Uint16ArraySlice, Uint32ArraySlice,
+    Uint8ArraySlice, Uint8ClampedSlice, Unknown, ValueType,
 };
 use napi::{
     sys, Env, JsDate, JsGlobal, JsValue, Property as JsProperty, PropertyAttributes, Result,
 };
+
+use super::guarded::{self, Guarded, Thrown};
 
 use crate::value::walk::{
     Builder, Element, Field, Leaf, Problem, Property, Reader, Refusal, Shape, Sink, Source,
@@ -290,17 +291,27 @@ fn host_stack(name: &str, message: &str, stack: Option<&str>) -> String {
     }
 }
 
-/// Copies a host value in. Host functions, symbols and other uncloneable values are refused with
-/// a [`CloneError`] naming the path from `root` (e.g. `"variables.cfg.onDone"`). An `Error`
-/// arrives without its stack: host frames would disclose host file paths.
-pub fn from_js(env: &Env, value: Unknown, root: &str) -> std::result::Result<Value, CloneError> {
-    let read = Reader::refusing(HostValues {
-        env,
-        intrinsics: None,
-    })
+/// Copies a host value in, whole or not at all: host functions, symbols and other uncloneable
+/// values are refused with a [`CloneError`] naming the path from `root` (e.g.
+/// `"variables.cfg.onDone"`), and so is a value of more than `max_bytes` (`maxValueBytes`). An
+/// `Error` arrives without its stack: host frames would disclose host file paths. Every read
+/// that can run host code (a getter, a Proxy trap) goes through `guarded`: what it throws is a
+/// refusal, never an exception left on Node's thread.
+pub fn from_js(
+    env: &Env,
+    value: Unknown,
+    root: &str,
+    max_bytes: u64,
+) -> std::result::Result<Value, CloneError> {
+    let read = Reader::refusing(
+        HostValues {
+            env,
+            intrinsics: None,
+        },
+        max_bytes,
+    )
     .read(&value, root);
-    // A getter that threw is reported as a refusal; its exception must not also be thrown.
-    clear_pending_exception(env);
+    guarded::clear(env);
     read
 }
 
@@ -314,119 +325,174 @@ struct HostValues<'env> {
 
 /// What reading objects uses of the host's realm.
 struct Intrinsics<'env> {
-    global: JsGlobal<'env>,
-    /// A host `Map` from every object read so far to its number (see `crate::value`).
-    seen: Object<'env>,
-    seen_get: Function<'env, Unknown<'env>, Unknown<'env>>,
-    seen_set: Function<'env, FnArgs<(Unknown<'env>, u32)>, Unknown<'env>>,
-    object_to_string: Function<'env, (), String>,
-    array_from: Function<'env, Unknown<'env>, Object<'env>>,
+    global: Unknown<'env>,
+    /// A host `Map` from every object read so far to its number (see `crate::value`), and its
+    /// `get` and `set`.
+    seen: Unknown<'env>,
+    seen_get: Unknown<'env>,
+    seen_set: Unknown<'env>,
+    object_to_string: Unknown<'env>,
+    array_from: Unknown<'env>,
 }
 
 impl<'env> Intrinsics<'env> {
-    fn new(env: &'env Env) -> Result<Self> {
-        let global = env.get_global()?;
-        let map: Function<(), Unknown> = global.get_named_property("Map")?;
-        let seen = map.new_instance(())?.coerce_to_object()?;
-        let object: Function = global.get_named_property("Object")?;
-        let object_prototype: Object = object.get_named_property("prototype")?;
-        let array: Function = global.get_named_property("Array")?;
+    fn new(env: &'env Env) -> Guarded<'env, Self> {
+        let global = env
+            .get_global()
+            .map(|global| global.to_unknown())
+            .map_err(|error| lost(env, &error))?;
+        let member = |object: &Unknown<'env>, path: &[&str]| {
+            path.iter()
+                .try_fold(*object, |object, key| guarded::get(env, &object, key))
+        };
+        let map = member(&global, &["Map"])?;
+        let seen = new_instance(env, &map)?;
         Ok(Self {
-            seen_get: seen.get_named_property("get")?,
-            seen_set: seen.get_named_property("set")?,
+            seen_get: member(&seen, &["get"])?,
+            seen_set: member(&seen, &["set"])?,
             seen,
-            object_to_string: object_prototype.get_named_property("toString")?,
-            array_from: array.get_named_property("from")?,
+            object_to_string: member(&global, &["Object", "prototype", "toString"])?,
+            array_from: member(&global, &["Array", "from"])?,
             global,
         })
+    }
+
+    /// `globalThis[constructor].prototype[name]`.
+    fn prototype_member(
+        &self,
+        env: &'env Env,
+        constructor: &str,
+        name: &str,
+    ) -> Guarded<'env, Unknown<'env>> {
+        let constructor = guarded::get(env, &self.global, constructor)?;
+        let prototype = guarded::get(env, &constructor, "prototype")?;
+        guarded::get(env, &prototype, name)
     }
 
     /// The entries of a real Map (`[key, value]` arrays) or the items of a real Set; `None` for
     /// an object that only carries the tag (the built-in iterator checks).
     fn collection_entries(
         &self,
-        env: &Env,
-        value: Unknown<'env>,
+        env: &'env Env,
+        value: &Unknown<'env>,
         tag: &str,
-    ) -> Option<Object<'env>> {
+    ) -> Option<Unknown<'env>> {
         let method = if tag == "Map" { "entries" } else { "values" };
-        let iterate: Function<(), Unknown> = self.prototype_member(tag, method).ok()?;
-        let iterator = attempt(env, iterate.apply(value, ()))?;
-        attempt(env, self.array_from.call(iterator))
+        let iterate = self.prototype_member(env, tag, method).ok()?;
+        let iterator = guarded::call(env, &iterate, value, &[]).ok()?;
+        guarded::call(
+            env,
+            &self.array_from,
+            &guarded::undefined(env),
+            &[iterator.raw()],
+        )
+        .ok()
     }
 
     /// A real RegExp's source, read by the built-in getter (which checks); `None` otherwise.
-    fn regexp_source(&self, env: &Env, value: Unknown<'env>) -> Option<String> {
-        let object: Function = self.global.get_named_property("Object").ok()?;
-        let describe: Function<FnArgs<(Object, &str)>, Object> =
-            object.get_named_property("getOwnPropertyDescriptor").ok()?;
-        let regexp: Function = self.global.get_named_property("RegExp").ok()?;
-        let prototype: Object = regexp.get_named_property("prototype").ok()?;
-        let descriptor = attempt(env, describe.call((prototype, "source").into()))?;
-        let getter: Function<(), String> = descriptor.get_named_property("get").ok()?;
-        attempt(env, getter.apply(value, ()))
+    fn regexp_source(&self, env: &'env Env, value: &Unknown<'env>) -> Option<String> {
+        let object = guarded::get(env, &self.global, "Object").ok()?;
+        let describe = guarded::get(env, &object, "getOwnPropertyDescriptor").ok()?;
+        let regexp = guarded::get(env, &self.global, "RegExp").ok()?;
+        let prototype = guarded::get(env, &regexp, "prototype").ok()?;
+        let key = env.create_string("source").ok()?.to_unknown();
+        let descriptor =
+            guarded::call(env, &describe, &object, &[prototype.raw(), key.raw()]).ok()?;
+        let getter = guarded::get(env, &descriptor, "get").ok()?;
+        guarded::string_value(&guarded::call(env, &getter, value, &[]).ok()?)
     }
 
     /// The primitive inside `new Number(1)` and its kin, by the built-in `valueOf` (which
     /// checks); `None` for an object that only carries the tag.
-    fn unbox(&self, env: &Env, value: Unknown<'env>, tag: &str) -> Option<Unknown<'env>> {
-        let value_of: Function<(), Unknown> = self.prototype_member(tag, "valueOf").ok()?;
-        attempt(env, value_of.apply(value, ()))
+    fn unbox(&self, env: &'env Env, value: &Unknown<'env>, tag: &str) -> Option<Unknown<'env>> {
+        let value_of = self.prototype_member(env, tag, "valueOf").ok()?;
+        guarded::call(env, &value_of, value, &[]).ok()
     }
 
-    fn prototype_member<T: FromNapiValue + ValidateNapiValue>(
-        &self,
-        constructor: &str,
-        name: &str,
-    ) -> Result<T> {
-        let constructor: Function = self.global.get_named_property(constructor)?;
-        let prototype: Object = constructor.get_named_property("prototype")?;
-        prototype.get_named_property(name)
-    }
-
-    fn is_node_buffer(&self, value: Unknown<'env>) -> Result<bool> {
-        let buffer: Unknown = self.global.get_named_property("Buffer")?;
-        if buffer.get_type()? != ValueType::Function {
+    fn is_node_buffer(&self, env: &'env Env, value: &Unknown<'env>) -> Guarded<'env, bool> {
+        let buffer = guarded::get(env, &self.global, "Buffer")?;
+        if guarded::type_of(&buffer) != ValueType::Function {
             return Ok(false);
         }
-        value.instanceof(buffer)
+        let mut result = false;
+        // SAFETY: live values of this environment's current scope.
+        let status =
+            unsafe { sys::napi_instanceof(env.raw(), value.raw(), buffer.raw(), &mut result) };
+        if status != sys::Status::napi_ok {
+            return Err(guarded::take_exception(env).map_or_else(
+                || Thrown::Failed(format!("napi status {status}")),
+                Thrown::Value,
+            ));
+        }
+        Ok(result)
     }
 }
 
+/// `new constructor()`.
+fn new_instance<'env>(env: &'env Env, constructor: &Unknown) -> Guarded<'env, Unknown<'env>> {
+    let mut instance = std::ptr::null_mut();
+    // SAFETY: live values of this environment's current scope; no arguments.
+    let status = unsafe {
+        sys::napi_new_instance(
+            env.raw(),
+            constructor.raw(),
+            0,
+            std::ptr::null(),
+            &mut instance,
+        )
+    };
+    if status != sys::Status::napi_ok {
+        return Err(guarded::take_exception(env).map_or_else(
+            || Thrown::Failed(format!("napi status {status}")),
+            Thrown::Value,
+        ));
+    }
+    // SAFETY: made by napi for this environment just now.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), instance) })
+}
+
+/// What a failed napi-rs call of ours (one that runs no host code) means for the walk: the
+/// exception it left, if any, or its reason.
+fn lost<'env>(env: &'env Env, error: &napi::Error) -> Thrown<'env> {
+    guarded::take_exception(env).map_or_else(|| Thrown::Failed(error.reason.clone()), Thrown::Value)
+}
+
 impl<'env> HostValues<'env> {
-    fn intrinsics(&mut self) -> Result<&Intrinsics<'env>> {
+    fn intrinsics(&mut self) -> Guarded<'env, &Intrinsics<'env>> {
         if self.intrinsics.is_none() {
             self.intrinsics = Some(Intrinsics::new(self.env)?);
         }
         self.intrinsics
             .as_ref()
-            .ok_or_else(|| napi::Error::from_reason("the host's intrinsics are missing"))
+            .ok_or_else(|| Thrown::Failed("the host's intrinsics are missing".into()))
     }
 
     /// The view's shape: its buffer, or for a Node Buffer only its own bytes.
     fn typed_array(
         &mut self,
         value: Unknown<'env>,
-        object: Object<'env>,
-    ) -> std::result::Result<Shape<Self>, Refusal<napi::Error>> {
+        room: u64,
+    ) -> std::result::Result<Shape<Self>, Refusal<Thrown<'env>>> {
+        let env = self.env;
         // SAFETY: `value` is a typed array.
-        let view = unsafe { value.cast::<TypedArray>() }.map_err(Refusal::Thrown)?;
+        let view = unsafe { value.cast::<TypedArray>() }
+            .map_err(|error| lost(env, &error))
+            .map_err(Refusal::Thrown)?;
         let Some(kind) = typed_array_kind(view.typed_array_type) else {
             return Err(Refusal::What(
                 "a typed array of a kind structured clone lacks".into(),
             ));
         };
-        let buffer: Unknown = object
-            .get_named_property("buffer")
-            .map_err(Refusal::Thrown)?;
-        if !buffer.is_arraybuffer().map_err(Refusal::Thrown)? {
+        let buffer = guarded::get(env, &value, "buffer").map_err(Refusal::Thrown)?;
+        if !buffer.is_arraybuffer().unwrap_or(false) {
             return Err(Refusal::What(
                 "a typed array over a SharedArrayBuffer".into(),
             ));
         }
         // SAFETY: `buffer` is an ArrayBuffer.
-        let whole = unsafe { buffer.cast::<ArrayBuffer>() }.map_err(Refusal::Thrown)?;
-        if whole.is_detached().map_err(Refusal::Thrown)? {
+        let whole = unsafe { buffer.cast::<ArrayBuffer>() }
+            .map_err(|error| Refusal::Thrown(lost(env, &error)))?;
+        if whole.is_detached().unwrap_or(true) {
             return Err(Refusal::What(
                 "a typed array whose buffer is detached".into(),
             ));
@@ -435,11 +501,14 @@ impl<'env> HostValues<'env> {
         let length = view.arraybuffer.len() / kind.element_size();
         let is_node_buffer = self
             .intrinsics()
-            .and_then(|intrinsics| intrinsics.is_node_buffer(value))
+            .and_then(|intrinsics| intrinsics.is_node_buffer(env, &value))
             .map_err(Refusal::Thrown)?;
         if is_node_buffer {
             // A Node Buffer may sit in Node's shared pool with other, unrelated data: only its
             // own bytes cross, in a buffer of their own.
+            if view.arraybuffer.len() as u64 > room {
+                return Err(Refusal::TooLarge(view.arraybuffer.len() as u64));
+            }
             return Ok(Shape::TypedArray {
                 kind,
                 buffer: ViewBuffer::Own(view.arraybuffer.to_vec()),
@@ -454,41 +523,85 @@ impl<'env> HostValues<'env> {
             length,
         })
     }
+
+    /// An ArrayBuffer's bytes, unless there are more than `room` of them (then unread).
+    fn buffer_within(
+        &self,
+        buffer: &Unknown<'env>,
+        room: u64,
+    ) -> std::result::Result<Vec<u8>, Refusal<Thrown<'env>>> {
+        // SAFETY: the caller checked `buffer` to be an ArrayBuffer.
+        let buffer = unsafe { buffer.cast::<ArrayBuffer>() }
+            .map_err(|error| Refusal::Thrown(lost(self.env, &error)))?;
+        if buffer.is_detached().unwrap_or(true) {
+            return Err(Refusal::What("a detached ArrayBuffer".into()));
+        }
+        if buffer.len() as u64 > room {
+            return Err(Refusal::TooLarge(buffer.len() as u64));
+        }
+        Ok(buffer.to_vec())
+    }
+
+    /// A string's text, unless its UTF-8 form is more than `room` bytes (then unread).
+    fn string_within(
+        &self,
+        value: &Unknown<'env>,
+        room: u64,
+    ) -> std::result::Result<Value, Refusal<Thrown<'env>>> {
+        let mut bytes = 0;
+        // SAFETY: `value` is a string; with no buffer napi only measures it (no code runs).
+        let status = unsafe {
+            sys::napi_get_value_string_utf8(
+                self.env.raw(),
+                value.raw(),
+                std::ptr::null_mut(),
+                0,
+                &mut bytes,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            return Err(Refusal::Thrown(Thrown::Failed(format!(
+                "napi status {status}"
+            ))));
+        }
+        if bytes as u64 > room {
+            return Err(Refusal::TooLarge(bytes as u64));
+        }
+        guarded::string_value(value)
+            .map(Value::String)
+            .ok_or_else(|| Refusal::Thrown(Thrown::Failed("a string that cannot be read".into())))
+    }
 }
 
 impl<'env> Source for HostValues<'env> {
     type Handle = Unknown<'env>;
-    type Thrown = napi::Error;
+    type Thrown = Thrown<'env>;
     /// The own enumerable keys, as napi lists them, and how many there are.
-    type Keys = (Object<'env>, u32);
+    type Keys = (Unknown<'env>, u32);
     /// `[key, value]` arrays or a Set's items, and how many there are.
-    type Items = (Object<'env>, u32);
+    type Items = (Unknown<'env>, u32);
 
     fn primitive(
         &mut self,
         value: &Unknown<'env>,
-    ) -> std::result::Result<Option<Value>, Refusal<napi::Error>> {
+        room: u64,
+    ) -> std::result::Result<Option<Value>, Refusal<Thrown<'env>>> {
         let refuse = |what: &str| Err(Refusal::What(what.into()));
-        let type_of = value.get_type().map_err(Refusal::Thrown)?;
-        // SAFETY (all casts below): each one converts to the type `get_type` just reported.
-        let copied = match type_of {
+        let failed = |error: napi::Error| Refusal::Thrown(lost(self.env, &error));
+        // SAFETY (all casts below): each one converts to the type `type_of` just reported,
+        // which runs no code.
+        let copied = match guarded::type_of(value) {
             ValueType::Undefined => Value::Undefined,
             ValueType::Null => Value::Null,
-            ValueType::Boolean => {
-                Value::Bool(unsafe { value.cast::<bool>() }.map_err(Refusal::Thrown)?)
-            }
-            ValueType::Number => {
-                Value::Number(unsafe { value.cast::<f64>() }.map_err(Refusal::Thrown)?)
-            }
-            ValueType::String => {
-                Value::String(unsafe { value.cast::<String>() }.map_err(Refusal::Thrown)?)
-            }
+            ValueType::Boolean => Value::Bool(unsafe { value.cast::<bool>() }.map_err(failed)?),
+            ValueType::Number => Value::Number(unsafe { value.cast::<f64>() }.map_err(failed)?),
+            ValueType::String => return self.string_within(value, room).map(Some),
             // ToString of a BigInt primitive is its decimal digits and runs no code.
             ValueType::BigInt => Value::BigInt(
                 value
                     .coerce_to_string()
                     .and_then(|digits| digits.into_utf8()?.into_owned())
-                    .map_err(Refusal::Thrown)?,
+                    .map_err(failed)?,
             ),
             ValueType::Symbol => return refuse("a symbol"),
             ValueType::Function => return refuse("a function"),
@@ -502,31 +615,30 @@ impl<'env> Source for HostValues<'env> {
     fn shape(
         &mut self,
         value: &Unknown<'env>,
-    ) -> std::result::Result<Shape<Self>, Refusal<napi::Error>> {
+        room: u64,
+    ) -> std::result::Result<Shape<Self>, Refusal<Thrown<'env>>> {
         let value = *value;
         let env = self.env;
-        // SAFETY: the walk only asks the shape of objects.
-        let object = unsafe { value.cast::<Object>() }.map_err(Refusal::Thrown)?;
-        let is = |check: Result<bool>| check.map_err(Refusal::Thrown);
-        if is(value.is_array())? {
-            let length = object.get_array_length().map_err(Refusal::Thrown)?;
+        let failed = |error: napi::Error| Refusal::Thrown(lost(env, &error));
+        // These checks ask V8 what the object is: none of them runs code.
+        let is = |check: Result<bool>| check.unwrap_or(false);
+        if guarded::is_array(&value) {
+            // SAFETY: `value` is an array, whose length napi reads without running code.
+            let length = unsafe { value.cast::<Object>() }
+                .and_then(|array| array.get_array_length())
+                .map_err(failed)?;
             return Ok(Shape::Array(u64::from(length)));
         }
-        if is(value.is_date())? {
+        if is(value.is_date()) {
             // SAFETY: `value` is a Date, which is what the conversion expects.
             let time = unsafe { value.cast::<JsDate>() }
                 .and_then(|date| date.value_of())
-                .map_err(Refusal::Thrown)?;
+                .map_err(failed)?;
             return Ok(Shape::Leaf(Value::Date(time)));
         }
-        if is(value.is_error())? {
-            let text = |key: &str| -> Result<Option<String>> {
-                let property: Unknown = object.get_named_property(key)?;
-                if property.get_type()? != ValueType::String {
-                    return Ok(None);
-                }
-                // SAFETY: `property` is a string.
-                unsafe { property.cast::<String>() }.map(Some)
+        if guarded::is_error(&value) {
+            let text = |key: &str| -> std::result::Result<Option<String>, Thrown<'env>> {
+                guarded::get(env, &value, key).map(|property| guarded::string_value(&property))
             };
             let name = text("name").map_err(Refusal::Thrown)?;
             let message = text("message").map_err(Refusal::Thrown)?;
@@ -536,33 +648,32 @@ impl<'env> Source for HostValues<'env> {
                 stack: None,
             }));
         }
-        if is(value.is_promise())? {
+        if guarded::is_promise(&value) {
             return Err(Refusal::What("a Promise".into()));
         }
-        if is(value.is_dataview())? {
+        if is(value.is_dataview()) {
             return Err(Refusal::What("a DataView".into()));
         }
-        if is(value.is_typedarray())? {
-            return self.typed_array(value, object);
+        if is(value.is_typedarray()) {
+            return self.typed_array(value, room);
         }
-        if is(value.is_arraybuffer())? {
-            // SAFETY: `value` is an ArrayBuffer.
-            let buffer = unsafe { value.cast::<ArrayBuffer>() }.map_err(Refusal::Thrown)?;
-            if is(buffer.is_detached())? {
-                return Err(Refusal::What("a detached ArrayBuffer".into()));
-            }
-            return Ok(Shape::Leaf(Value::ArrayBuffer(buffer.to_vec())));
+        if is(value.is_arraybuffer()) {
+            return Ok(Shape::Leaf(Value::ArrayBuffer(
+                self.buffer_within(&value, room)?,
+            )));
         }
         let intrinsics = self.intrinsics().map_err(Refusal::Thrown)?;
-        let tag = intrinsics
-            .object_to_string
-            .apply(value, ())
+        let tag = guarded::call(env, &intrinsics.object_to_string, &value, &[])
             .map_err(Refusal::Thrown)?;
+        let tag = guarded::string_value(&tag).unwrap_or_default();
         let tag = tag.trim_start_matches("[object ").trim_end_matches(']');
         match tag {
             "Map" | "Set" => {
-                if let Some(entries) = intrinsics.collection_entries(env, value, tag) {
-                    let count = entries.get_array_length().map_err(Refusal::Thrown)?;
+                if let Some(entries) = intrinsics.collection_entries(env, &value, tag) {
+                    // SAFETY: `Array.from` made `entries`, an array.
+                    let count = unsafe { entries.cast::<Object>() }
+                        .and_then(|entries| entries.get_array_length())
+                        .map_err(failed)?;
                     return Ok(if tag == "Map" {
                         Shape::Map((entries, count))
                     } else {
@@ -571,15 +682,14 @@ impl<'env> Source for HostValues<'env> {
                 }
             }
             "RegExp" => {
-                if let Some(source) = intrinsics.regexp_source(env, value) {
-                    let flags: String = object
-                        .get_named_property("flags")
-                        .map_err(Refusal::Thrown)?;
+                if let Some(source) = intrinsics.regexp_source(env, &value) {
+                    let flags = guarded::get(env, &value, "flags").map_err(Refusal::Thrown)?;
+                    let flags = guarded::string_value(&flags).unwrap_or_default();
                     return Ok(Shape::Leaf(Value::RegExp { source, flags }));
                 }
             }
             "Number" | "String" | "Boolean" | "BigInt" => {
-                if let Some(primitive) = intrinsics.unbox(env, value, tag) {
+                if let Some(primitive) = intrinsics.unbox(env, &value, tag) {
                     return Ok(Shape::Boxed(primitive));
                 }
             }
@@ -590,65 +700,51 @@ impl<'env> Source for HostValues<'env> {
         }
         // Class instances and objects that only borrow a built-in's tag: own enumerable
         // properties, as structured clone copies them.
-        let keys = object
-            .get_all_property_names(
-                KeyCollectionMode::OwnOnly,
-                KeyFilter::Enumerable,
-                KeyConversion::NumbersToStrings,
-            )
-            .map_err(Refusal::Thrown)?;
-        let count = keys.get_array_length().map_err(Refusal::Thrown)?;
-        Ok(Shape::Plain((keys, count)))
+        let keys = guarded::own_keys(env, &value).map_err(Refusal::Thrown)?;
+        Ok(Shape::Plain(keys))
     }
 
-    fn number_of(&mut self, object: &Unknown<'env>) -> Result<Option<usize>> {
+    fn number_of(&mut self, object: &Unknown<'env>) -> Guarded<'env, Option<usize>> {
+        let env = self.env;
         let intrinsics = self.intrinsics()?;
-        let number = intrinsics.seen_get.apply(intrinsics.seen, *object)?;
-        if number.get_type()? != ValueType::Number {
+        let number = guarded::call(env, &intrinsics.seen_get, &intrinsics.seen, &[object.raw()])?;
+        if guarded::type_of(&number) != ValueType::Number {
             return Ok(None);
         }
         // SAFETY: `number` is a number.
-        let number = unsafe { number.cast::<u32>() }?;
+        let number = unsafe { number.cast::<u32>() }.map_err(|error| lost(env, &error))?;
         Ok(Some(number as usize))
     }
 
-    fn remember(&mut self, object: &Unknown<'env>, number: usize) -> Result<()> {
-        let number = u32::try_from(number)
-            .map_err(|_| napi::Error::from_reason("too many objects to copy"))?;
+    fn remember(&mut self, object: &Unknown<'env>, number: usize) -> Guarded<'env, ()> {
+        let env = self.env;
+        let number =
+            u32::try_from(number).map_err(|_| Thrown::Failed("too many objects to copy".into()))?;
+        let number = env
+            .create_uint32(number)
+            .map_err(|error| lost(env, &error))?;
         let intrinsics = self.intrinsics()?;
-        intrinsics
-            .seen_set
-            .apply(intrinsics.seen, (*object, number).into())?;
+        guarded::call(
+            env,
+            &intrinsics.seen_set,
+            &intrinsics.seen,
+            &[object.raw(), number.raw()],
+        )?;
         Ok(())
-    }
-
-    fn forget(&mut self, object: &Unknown<'env>) {
-        if let Some(intrinsics) = &self.intrinsics {
-            let delete: Result<Function<Unknown, Unknown>> =
-                intrinsics.seen.get_named_property("delete");
-            if let Ok(delete) = delete {
-                let _ = attempt(self.env, delete.apply(intrinsics.seen, *object));
-            }
-        }
     }
 
     fn element(
         &mut self,
         array: &Unknown<'env>,
         index: u32,
-    ) -> Element<Unknown<'env>, napi::Error> {
-        // SAFETY: the walk only reads elements of arrays.
-        let array = match unsafe { array.cast::<Object>() } {
-            Ok(array) => array,
-            Err(error) => return Element::Thrown(error),
-        };
-        match array.has_element(index) {
+    ) -> Element<Unknown<'env>, Thrown<'env>> {
+        match guarded::has_element(self.env, array, index) {
             Ok(false) => Element::Hole,
-            Ok(true) => match array.get_element(index) {
+            Ok(true) => match guarded::get_element(self.env, array, index) {
                 Ok(item) => Element::Value(item),
-                Err(error) => Element::Thrown(error),
+                Err(thrown) => Element::Thrown(thrown),
             },
-            Err(error) => Element::Thrown(error),
+            Err(thrown) => Element::Thrown(thrown),
         }
     }
 
@@ -661,23 +757,18 @@ impl<'env> Source for HostValues<'env> {
         object: &Unknown<'env>,
         keys: &Self::Keys,
         index: usize,
-    ) -> Property<Unknown<'env>, napi::Error> {
-        let read = || -> Result<Option<(String, Result<Unknown<'env>>)>> {
-            let name: Unknown = keys.0.get_element(index as u32)?;
-            // Symbol keys are not copied, as with structured clone.
-            if name.get_type()? != ValueType::String {
-                return Ok(None);
-            }
-            // SAFETY: `name` is a string, and `object` an object (the walk opened it as one).
-            let key = unsafe { name.cast::<String>() }?;
-            let object = unsafe { object.cast::<Object>() }?;
-            Ok(Some((key, object.get_property(name))))
+    ) -> Property<Unknown<'env>, Thrown<'env>> {
+        let env = self.env;
+        let Ok(name) = guarded::get_element(env, &keys.0, index as u32) else {
+            return Property::Absent;
         };
-        match read() {
-            Ok(None) => Property::Absent,
-            Ok(Some((key, Ok(value)))) => Property::Value(key, value),
-            Ok(Some((key, Err(error)))) => Property::Thrown(key, error),
-            Err(error) => Property::Thrown(String::new(), error),
+        // Symbol keys are not listed, as structured clone skips them.
+        let Some(key) = guarded::string_value(&name) else {
+            return Property::Absent;
+        };
+        match guarded::get_key(env, object, &name) {
+            Ok(value) => Property::Value(key, value),
+            Err(thrown) => Property::Thrown(key, thrown),
         }
     }
 
@@ -685,13 +776,18 @@ impl<'env> Source for HostValues<'env> {
         items.1 as usize
     }
 
-    fn item(&mut self, items: &Self::Items, index: usize, field: Field) -> Result<Unknown<'env>> {
+    fn item(
+        &mut self,
+        items: &Self::Items,
+        index: usize,
+        field: Field,
+    ) -> Guarded<'env, Unknown<'env>> {
         let index = index as u32;
+        let entry = guarded::get_element(self.env, &items.0, index)?;
         match field {
-            Field::SetItem => items.0.get_element(index),
+            Field::SetItem => Ok(entry),
             Field::MapKey | Field::MapValue => {
-                let pair: Object = items.0.get_element(index)?;
-                pair.get_element(u32::from(field == Field::MapValue))
+                guarded::get_element(self.env, &entry, u32::from(field == Field::MapValue))
             }
         }
     }
@@ -703,25 +799,13 @@ impl<'env> Source for HostValues<'env> {
     fn buffer_bytes(
         &mut self,
         buffer: &Unknown<'env>,
-    ) -> std::result::Result<Vec<u8>, Refusal<napi::Error>> {
-        // SAFETY: `shape` gave this buffer after checking it is an ArrayBuffer.
-        let buffer = unsafe { buffer.cast::<ArrayBuffer>() }.map_err(Refusal::Thrown)?;
-        Ok(buffer.to_vec())
+        room: u64,
+    ) -> std::result::Result<Vec<u8>, Refusal<Thrown<'env>>> {
+        self.buffer_within(buffer, room)
     }
 
-    fn thrown(&mut self, error: napi::Error) -> String {
-        take_exception(self.env).unwrap_or_else(|| error.reason.clone())
-    }
-}
-
-/// The outcome of a call that may throw, the exception cleared when it did.
-fn attempt<T>(env: &Env, outcome: Result<T>) -> Option<T> {
-    match outcome {
-        Ok(value) => Some(value),
-        Err(_) => {
-            clear_pending_exception(env);
-            None
-        }
+    fn thrown(&mut self, thrown: Thrown<'env>) -> String {
+        thrown.describe(self.env)
     }
 }
 
@@ -744,56 +828,7 @@ const REFUSED_TAGS: [&str; 15] = [
     "RegExp String Iterator",
 ];
 
-/// Clears the pending exception, if any, and says what it was (`Error: nope`).
-fn take_exception(env: &Env) -> Option<String> {
-    let mut pending = false;
-    let mut exception = std::ptr::null_mut();
-    // SAFETY: `env` is the live env of the current call; the calls only inspect and clear its
-    // exception slot, and the exception they hand back is a handle in the current scope.
-    let exception = unsafe {
-        if sys::napi_is_exception_pending(env.raw(), &mut pending) != sys::Status::napi_ok
-            || !pending
-            || sys::napi_get_and_clear_last_exception(env.raw(), &mut exception)
-                != sys::Status::napi_ok
-        {
-            return None;
-        }
-        Unknown::from_raw_unchecked(env.raw(), exception)
-    };
-    let described = describe_exception(exception);
-    // Describing may run the host's getters, which may throw in turn.
-    clear_pending_exception(env);
-    described
-}
-
-fn describe_exception(exception: Unknown) -> Option<String> {
-    if exception.get_type().ok()? != ValueType::Object {
-        return exception
-            .coerce_to_string()
-            .ok()?
-            .into_utf8()
-            .ok()?
-            .into_owned()
-            .ok();
-    }
-    let object = exception.coerce_to_object().ok()?;
-    let text = |key: &str| {
-        let value: Unknown = object.get_named_property(key).ok()?;
-        if value.get_type().ok()? != ValueType::String {
-            return None;
-        }
-        // SAFETY: `value` is a string.
-        unsafe { value.cast::<String>() }.ok()
-    };
-    let name = text("name").unwrap_or_else(|| "Error".into());
-    Some(
-        match text("message").filter(|message| !message.is_empty()) {
-            Some(message) => format!("{name}: {message}"),
-            None => name,
-        },
-    )
-}
-
+/// The kind of a typed array, for the ones structured clone copies.
 fn typed_array_kind(kind: TypedArrayType) -> Option<TypedArrayKind> {
     Some(match kind {
         TypedArrayType::Int8 => TypedArrayKind::Int8,
@@ -823,19 +858,5 @@ fn key_label(key: &Value) -> String {
         Value::Array(_) => "[…]".into(),
         Value::Ref(_) | Value::Uncloneable(_) => "…".into(),
         _ => "{…}".into(),
-    }
-}
-
-fn clear_pending_exception(env: &Env) {
-    let mut pending = false;
-    // SAFETY: `env` is the live env of the current call; both calls only inspect and clear its
-    // exception slot, and the cleared exception is a handle in the current scope.
-    unsafe {
-        if sys::napi_is_exception_pending(env.raw(), &mut pending) == sys::Status::napi_ok
-            && pending
-        {
-            let mut exception = std::ptr::null_mut();
-            sys::napi_get_and_clear_last_exception(env.raw(), &mut exception);
-        }
     }
 }

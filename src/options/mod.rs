@@ -4,7 +4,10 @@
 pub mod rules;
 
 use crate::diagnostic::Diagnostic;
-use rules::{integer, log_budget_too_small, max_operations_valid, timeout_valid, OPTIONS_VALID};
+use rules::{
+    integer, log_budget_too_small, max_operations_valid, timeout_valid, MIN_LOG_BYTES,
+    OPTIONS_VALID,
+};
 
 /// The console levels of §7.3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +58,7 @@ pub struct RawOptions {
     pub collect_console_levels: Option<Vec<String>>,
     pub memory_limit_bytes: Option<f64>,
     pub max_stack_bytes: Option<f64>,
+    pub max_value_bytes: Option<f64>,
 }
 
 /// Checked options with the defaults of §3.3 filled in.
@@ -69,6 +73,8 @@ pub struct Options {
     pub collect_console_levels: Vec<LogLevel>,
     pub memory_limit_bytes: usize,
     pub max_stack_bytes: usize,
+    /// The most bytes one copied value may take (see `value::walk::Reader::size_of`).
+    pub max_value_bytes: u64,
     /// Modules `import()` can load (by name), checked by the napi layer, which reads them.
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
 }
@@ -85,10 +91,18 @@ impl Default for Options {
             collect_console_levels: LogLevel::ALL.to_vec(),
             memory_limit_bytes: 256 * 1024 * 1024,
             max_stack_bytes: 1024 * 1024,
+            max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
             modules: Vec::new(),
         }
     }
 }
+
+/// `maxValueBytes`' default: 64 MiB, far more than an agent's values need, small enough that the
+/// copies of a run cannot take the host's memory (they are outside the sandbox's heap limit).
+pub const DEFAULT_MAX_VALUE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// `maxValueBytes` may not be smaller than this: an error's message alone must fit.
+const MIN_MAX_VALUE_BYTES: f64 = 1024.0;
 
 /// Smaller heaps cannot even hold a context; such a limit fails `init()` with
 /// `ERR_SES_INIT_FAILED` rather than being refused here, which keeps that path reachable.
@@ -117,7 +131,12 @@ impl Options {
             &mut |v| options.max_queued_runs = saturating_usize(v),
         );
         record(
-            integer(raw.max_log_bytes, "maxLogBytes", 0.0, OPTIONS_VALID),
+            integer(
+                raw.max_log_bytes,
+                "maxLogBytes",
+                MIN_LOG_BYTES,
+                OPTIONS_VALID,
+            ),
             &mut |v| options.max_log_bytes = saturating_usize(v),
         );
         record(
@@ -137,6 +156,16 @@ impl Options {
                 OPTIONS_VALID,
             ),
             &mut |v| options.max_stack_bytes = saturating_usize(v),
+        );
+
+        record(
+            integer(
+                raw.max_value_bytes,
+                "maxValueBytes",
+                MIN_MAX_VALUE_BYTES,
+                OPTIONS_VALID,
+            ),
+            &mut |v| options.max_value_bytes = v,
         );
 
         if let Some(policy) = &raw.run_concurrency {
@@ -239,15 +268,49 @@ mod tests {
     }
 
     #[test]
-    fn small_log_budget_is_an_info_not_an_error() {
+    fn a_log_budget_below_1024_is_refused_and_one_below_the_recommendation_is_an_info() {
+        // §3.3: maxLogBytes >= 1024; Appendix B's log_budget_too_small warns above that.
+        for refused in [0.0, 100.0, 1023.0] {
+            let raw = RawOptions {
+                max_log_bytes: Some(refused),
+                ..RawOptions::default()
+            };
+            assert_eq!(rules(raw), ["options_valid"], "{refused}");
+        }
         let raw = RawOptions {
-            max_log_bytes: Some(100.0),
+            max_log_bytes: Some(1024.0),
             ..RawOptions::default()
         };
         let (options, diagnostics) = Options::resolve(&raw).unwrap();
-        assert_eq!(options.max_log_bytes, 100);
+        assert_eq!(options.max_log_bytes, 1024);
         assert_eq!(diagnostics[0].rule, "log_budget_too_small");
         assert_eq!(diagnostics[0].severity, DiagnosticSeverity::Info);
+    }
+
+    #[test]
+    fn max_value_bytes_is_a_whole_number_of_at_least_1024() {
+        for bad in [
+            0.0,
+            1.0,
+            1023.0,
+            -1.0,
+            1.5,
+            f64::NAN,
+            f64::INFINITY,
+            2f64.powi(53),
+        ] {
+            let raw = RawOptions {
+                max_value_bytes: Some(bad),
+                ..RawOptions::default()
+            };
+            assert_eq!(rules(raw), ["options_valid"], "{bad}");
+        }
+        let raw = RawOptions {
+            max_value_bytes: Some(1024.0),
+            ..RawOptions::default()
+        };
+        assert_eq!(Options::resolve(&raw).unwrap().0.max_value_bytes, 1024);
+        assert_eq!(Options::default().max_value_bytes, DEFAULT_MAX_VALUE_BYTES);
     }
 
     #[test]

@@ -8,6 +8,9 @@ use crate::diagnostic::{Diagnostic, DiagnosticSeverity};
 /// The rule id of every option and argument check that has no rule of its own in §6.2.
 pub const OPTIONS_VALID: &str = "options_valid";
 
+/// The smallest `maxLogBytes` (§3.3: `>= 1024`).
+pub const MIN_LOG_BYTES: f64 = 1024.0;
+
 /// The largest integer a JS number holds exactly; larger option values are refused rather than
 /// silently rounded.
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
@@ -51,6 +54,14 @@ pub fn js_number(value: f64) -> String {
 pub fn invalid(name: &str, expected: &str) -> Diagnostic {
     Diagnostic::error(OPTIONS_VALID, format!("{name} must be {expected}")).with_fix(format!(
         "Pass {name} as {expected}, or leave it out for the default."
+    ))
+}
+
+/// `options_valid`: `name` (an option, an entry of `variables` or `tools`, a property of a tool
+/// object or signal) could not be read: reading it threw `thrown` (`Error: nope`).
+pub fn unreadable(name: &str, thrown: &str) -> Diagnostic {
+    refused(format!("{name} cannot be read (reading it threw {thrown})")).with_fix(format!(
+        "Pass {name} as a plain value: its getter, or a Proxy trap, threw."
     ))
 }
 
@@ -205,32 +216,34 @@ pub mod timeout_valid {
 }
 
 pub mod log_budget_too_small {
-    //! `log_budget_too_small` (INFO): a `maxLogBytes` below the recommended minimum is allowed, but
-    //! logs will be cut after a line or two (§3.3, §7.3). Whether the value is valid at all is
-    //! `options_valid`'s concern.
+    //! `log_budget_too_small` (INFO, Appendix B): a `maxLogBytes` the caller may choose but that
+    //! is below the recommended budget: logs will be cut after a few lines (§7.3). Below
+    //! [`MIN_LOG_BYTES`](super::MIN_LOG_BYTES) the value is not valid at all (§3.3: `>= 1024`),
+    //! which is `options_valid`'s concern.
 
     use super::*;
 
     /// The rule id.
     pub const RULE: &str = "log_budget_too_small";
 
-    /// Below this log budget the rule reports.
-    pub const RECOMMENDED_MIN_LOG_BYTES: f64 = 1024.0;
+    /// Below this log budget the rule reports: a model's observation of one step often needs
+    /// a few screens of output.
+    pub const RECOMMENDED_MIN_LOG_BYTES: f64 = 16.0 * 1024.0;
 
-    /// Reports a `maxLogBytes` in `0..RECOMMENDED_MIN_LOG_BYTES`.
+    /// Reports a valid `maxLogBytes` (at least 1024) below [`RECOMMENDED_MIN_LOG_BYTES`].
     pub fn check(max_log_bytes: Option<f64>) -> Option<Diagnostic> {
-        let bytes =
-            max_log_bytes.filter(|bytes| (0.0..RECOMMENDED_MIN_LOG_BYTES).contains(bytes))?;
+        let bytes = max_log_bytes
+            .filter(|bytes| (MIN_LOG_BYTES..RECOMMENDED_MIN_LOG_BYTES).contains(bytes))?;
         Some(
             Diagnostic::error(
                 RULE,
                 format!(
-                    "maxLogBytes is {}, below the recommended minimum of 1024; logs will be truncated early",
+                    "maxLogBytes is {}, below the recommended minimum of 16384; logs will be truncated early",
                     js_number(bytes)
                 ),
             )
             .with_severity(DiagnosticSeverity::Info)
-            .with_fix("Raise maxLogBytes to at least 1024."),
+            .with_fix("Raise maxLogBytes to at least 16384."),
         )
     }
 
@@ -239,15 +252,15 @@ pub mod log_budget_too_small {
         use super::*;
 
         #[test]
-        fn a_small_budget_is_an_info() {
-            for small in [0.0, 100.0, 1023.0] {
+        fn a_valid_but_small_budget_is_an_info() {
+            for small in [1024.0, 4096.0, 16383.0] {
                 let diagnostic = check(Some(small)).expect("reported");
                 assert_eq!(diagnostic.rule, RULE);
                 assert_eq!(diagnostic.severity, DiagnosticSeverity::Info);
             }
             assert_eq!(
-                check(Some(100.0)).map(|d| d.message),
-                Some("maxLogBytes is 100, below the recommended minimum of 1024; logs will be truncated early".into())
+                check(Some(1024.0)).map(|d| d.message),
+                Some("maxLogBytes is 1024, below the recommended minimum of 16384; logs will be truncated early".into())
             );
         }
 
@@ -255,8 +268,10 @@ pub mod log_budget_too_small {
         fn absent_recommended_or_invalid_budgets_are_not_its_concern() {
             for value in [
                 None,
-                Some(1024.0),
+                Some(16384.0),
                 Some(262_144.0),
+                Some(1023.0),
+                Some(0.0),
                 Some(-1.0),
                 Some(f64::NAN),
             ] {

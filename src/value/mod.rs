@@ -118,15 +118,108 @@ impl TypedArrayKind {
     }
 }
 
-/// Why a value cannot be sent where copies are required (variables, tool arguments and
-/// results): the path of the offending part and what it is.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path} is {what}, which cannot be copied (values cross as structured clones)")]
+/// Why a value was not copied: a part that cannot be copied where copies are required
+/// (variables, tool arguments and results), or any copy past a size limit ([`SizeLimit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CloneError {
     /// Where the part sits, from the root's name: `variables.cfg.onDone`, `args[1].list[0]`.
     pub path: String,
-    /// `"a function"`, `"a symbol"`, …
+    /// `"a function"`, `"a symbol"`, …; for a limit, the limit's own account of what passed it.
     pub what: String,
+    /// The limit the copy stopped at, if that is why.
+    pub limit: Option<SizeLimit>,
+}
+
+impl std::fmt::Display for CloneError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.limit {
+            Some(_) => write!(f, "{} is {}", self.path, self.what),
+            None => write!(
+                f,
+                "{} is {}, which cannot be copied (values cross as structured clones)",
+                self.path, self.what
+            ),
+        }
+    }
+}
+
+impl std::error::Error for CloneError {}
+
+/// A size limit a copy stopped at. Every copy is delivered whole or fails with one of these:
+/// nothing is cut short or dropped without saying so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeLimit {
+    /// The limit: `maxValueBytes` (the option), or a fixed limit of every copy
+    /// (`maxCopyDepth`, `maxArrayLength`, `maxArrayHoles`).
+    pub name: &'static str,
+    /// Its value.
+    pub max: u64,
+    /// What the copy met: the bytes counted when it stopped (the value is at least that large),
+    /// the nesting depth, the array's length or its holes.
+    pub size: u64,
+}
+
+impl SizeLimit {
+    /// The fixed limit on nesting (see [`MAX_DEPTH`]).
+    pub fn depth(size: u64) -> Self {
+        Self {
+            name: "maxCopyDepth",
+            max: MAX_DEPTH as u64,
+            size,
+        }
+    }
+
+    /// The fixed limit on an array's length (see [`MAX_ARRAY_LENGTH`]).
+    pub fn array_length(size: u64) -> Self {
+        Self {
+            name: "maxArrayLength",
+            max: MAX_ARRAY_LENGTH,
+            size,
+        }
+    }
+
+    /// The fixed limit on an array's holes (see [`MAX_HOLES`]).
+    pub fn array_holes(size: u64) -> Self {
+        Self {
+            name: "maxArrayHoles",
+            max: MAX_HOLES as u64,
+            size,
+        }
+    }
+
+    /// The `maxValueBytes` option, passed at `size` bytes.
+    pub fn value_bytes(max: u64, size: u64) -> Self {
+        Self {
+            name: "maxValueBytes",
+            max,
+            size,
+        }
+    }
+}
+
+impl std::fmt::Display for SizeLimit {
+    /// What passed the limit, as it reads after "… is".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (size, max) = (self.size, self.max);
+        match self.name {
+            "maxValueBytes" => write!(
+                f,
+                "at least {size} bytes, more than maxValueBytes ({max}) allows for one value"
+            ),
+            "maxCopyDepth" => write!(
+                f,
+                "nested more than {max} levels deep, more than a copy takes (maxCopyDepth)"
+            ),
+            "maxArrayLength" => write!(
+                f,
+                "an array of {size} elements, more than the {max} a copy takes (maxArrayLength)"
+            ),
+            _ => write!(
+                f,
+                "an array with more than {max} holes, more than a copy takes (maxArrayHoles)"
+            ),
+        }
+    }
 }
 
 /// The error classes a copy recreates by name, as structured clone does; an error of any other
@@ -169,6 +262,16 @@ pub enum PathStep {
 impl CloneError {
     /// A refusal of `what`, found by following `steps` (outermost first) from `root`.
     pub fn at<'s>(root: &str, steps: impl IntoIterator<Item = &'s PathStep>, what: String) -> Self {
+        Self::stopped(root, steps, what, None)
+    }
+
+    /// [`CloneError::at`], stopped at `limit` when one is given.
+    pub fn stopped<'s>(
+        root: &str,
+        steps: impl IntoIterator<Item = &'s PathStep>,
+        what: String,
+        limit: Option<SizeLimit>,
+    ) -> Self {
         let mut path = root.to_string();
         for step in steps {
             match step {
@@ -186,7 +289,7 @@ impl CloneError {
                 PathStep::SetItem(index) => path.push_str(&format!(".values()[{index}]")),
             }
         }
-        CloneError { path, what }
+        CloneError { path, what, limit }
     }
 }
 

@@ -10,7 +10,9 @@
 //! numbered in pre-order, see `crate::value`), and the messages. A side only answers questions
 //! about single values: what is this, what are its keys, read this property, make this object.
 
-use super::{CloneError, PathStep, TypedArrayKind, Value, MAX_ARRAY_LENGTH, MAX_DEPTH, MAX_HOLES};
+use super::{
+    CloneError, PathStep, SizeLimit, TypedArrayKind, Value, MAX_ARRAY_LENGTH, MAX_DEPTH, MAX_HOLES,
+};
 
 /// Why a part is not copied, as [`CloneError::what`] says it (`"a function"`).
 pub type What = String;
@@ -21,6 +23,9 @@ pub enum Refusal<T> {
     What(What),
     /// Reading it threw.
     Thrown(T),
+    /// It alone takes at least this many bytes, more than the room the walk gave: it was not
+    /// read (a string or buffer is measured before it is copied).
+    TooLarge(u64),
 }
 
 /// What a source says an object is.
@@ -91,17 +96,25 @@ pub trait Source {
     type Items;
 
     /// The copy of a value that is not an object; `Ok(None)` for an object the walk may open,
-    /// a refusal for a value never copied (a function, a symbol, a Proxy).
-    fn primitive(&mut self, value: &Self::Handle) -> Result<Option<Value>, Refusal<Self::Thrown>>;
-    /// What the object is (called once it is known to be no object met before).
-    fn shape(&mut self, object: &Self::Handle) -> Result<Shape<Self>, Refusal<Self::Thrown>>;
+    /// a refusal for a value never copied (a function, a symbol, a Proxy). A string of more
+    /// than `room` bytes is refused as [`Refusal::TooLarge`] before it is copied.
+    fn primitive(
+        &mut self,
+        value: &Self::Handle,
+        room: u64,
+    ) -> Result<Option<Value>, Refusal<Self::Thrown>>;
+    /// What the object is (called once it is known to be no object met before); an
+    /// ArrayBuffer of more than `room` bytes is refused as [`Refusal::TooLarge`] unread.
+    fn shape(
+        &mut self,
+        object: &Self::Handle,
+        room: u64,
+    ) -> Result<Shape<Self>, Refusal<Self::Thrown>>;
 
     /// The number `object` was given, if it was met before.
     fn number_of(&mut self, object: &Self::Handle) -> Result<Option<usize>, Self::Thrown>;
     /// Records `object`'s number.
     fn remember(&mut self, object: &Self::Handle, number: usize) -> Result<(), Self::Thrown>;
-    /// Forgets `object`'s number (its copy was dropped).
-    fn forget(&mut self, object: &Self::Handle);
 
     /// Element `index` of an array.
     fn element(&mut self, array: &Self::Handle, index: u32) -> Element<Self::Handle, Self::Thrown>;
@@ -125,8 +138,13 @@ pub trait Source {
     ) -> Result<Self::Handle, Self::Thrown>;
     /// How the key of entry `index` reads in a path (`.get('onDone')`); `key` is its copy.
     fn map_key_label(&mut self, items: &Self::Items, index: usize, key: &Value) -> String;
-    /// The bytes of a shared buffer met for the first time, or why they cannot be read.
-    fn buffer_bytes(&mut self, buffer: &Self::Handle) -> Result<Vec<u8>, Refusal<Self::Thrown>>;
+    /// The bytes of a shared buffer met for the first time, or why they cannot be read (more
+    /// than `room` of them: [`Refusal::TooLarge`], unread).
+    fn buffer_bytes(
+        &mut self,
+        buffer: &Self::Handle,
+        room: u64,
+    ) -> Result<Vec<u8>, Refusal<Self::Thrown>>;
     /// What a failed read threw, in one line (`Error: nope`); clears it.
     fn thrown(&mut self, thrown: Self::Thrown) -> String;
 }
@@ -138,15 +156,38 @@ pub trait Describe: Source {
     fn describe(&mut self, value: &Self::Handle) -> String;
 }
 
-/// Copies values out of a [`Source`].
+/// Copies values out of a [`Source`], whole or not at all: a copy past a size limit (the
+/// `maxValueBytes` budget, or one of the fixed limits on nesting and arrays) fails, naming the
+/// limit and the size, whether uncopyable parts are described or refused.
 pub struct Reader<S: Source> {
     source: S,
     /// Set when uncopyable parts become [`Value::Uncloneable`] (outputs: an output never fails a
-    /// run); unset when they fail the copy (variables, tool arguments and results).
+    /// run for holding a function); unset when they fail the copy (variables, tool arguments and
+    /// results).
     describe: Option<fn(&mut S, &S::Handle) -> String>,
-    /// Every numbered object, by number; `None` for numbers tied to no object.
-    numbered: Vec<Option<S::Handle>>,
+    /// How many objects were numbered so far.
+    numbered: usize,
+    /// The most bytes the copy may count (see [`Reader::size_of`]), and those counted so far.
+    max_bytes: u64,
+    bytes: u64,
 }
+
+/// Why the walk stopped.
+enum Halt {
+    /// A part that cannot be copied (when parts are refused, not described).
+    Uncopyable(What),
+    /// A size limit.
+    Limit(SizeLimit),
+}
+
+impl From<What> for Halt {
+    fn from(what: What) -> Self {
+        Halt::Uncopyable(what)
+    }
+}
+
+/// What a value or hole counts besides its text or bytes (see [`Reader::size_of`]).
+const SLOT_BYTES: u64 = 8;
 
 /// What visiting a value gives: a finished copy, or a container whose parts come next.
 enum Visit<S: Source> {
@@ -158,7 +199,6 @@ enum Visit<S: Source> {
 enum ReadFrame<S: Source> {
     Array {
         array: S::Handle,
-        number: usize,
         length: u32,
         next: u32,
         holes: usize,
@@ -194,52 +234,79 @@ enum Part<S: Source> {
     Value(S::Handle),
     /// Reading the part threw this.
     Thrown(S::Thrown),
-    /// Every part is copied: the container's copy.
-    End(Value),
-    /// The array cannot be copied after all.
-    Drop {
-        array: S::Handle,
-        number: usize,
-        what: &'static str,
-    },
+    /// Every part is copied: the container's copy, and what it counts besides its parts (the
+    /// holes of an array).
+    End(Value, u64),
+    /// The array has more holes than a copy takes.
+    TooManyHoles,
 }
 
 impl<S: Source> Reader<S> {
-    /// A reader for which every uncopyable part fails the copy.
-    pub fn refusing(source: S) -> Self {
+    /// A reader for which every uncopyable part fails the copy, and so does a copy of more
+    /// than `max_bytes` (see [`Reader::size_of`]).
+    pub fn refusing(source: S, max_bytes: u64) -> Self {
         Self {
             source,
             describe: None,
-            numbered: Vec::new(),
+            numbered: 0,
+            max_bytes,
+            bytes: 0,
         }
     }
 
-    /// Copies `root`, or says which part (on the path from `root_name`) is not copied.
+    /// What a copy counts against its byte budget (`maxValueBytes`): 8 bytes for every value
+    /// and hole, plus the UTF-8 bytes of its text (strings, BigInt digits, keys, an error's
+    /// name, message and stack, a RegExp's source and flags, the description of an uncopyable
+    /// part) and the bytes of its buffer. Containers count their parts as they are copied.
+    pub fn size_of(value: &Value) -> u64 {
+        let text = match value {
+            Value::String(text) | Value::BigInt(text) | Value::Uncloneable(text) => text.len(),
+            Value::RegExp { source, flags } => source.len() + flags.len(),
+            Value::Error {
+                name,
+                message,
+                stack,
+            } => name.len() + message.len() + stack.as_ref().map_or(0, String::len),
+            Value::ArrayBuffer(bytes) => bytes.len(),
+            Value::TypedArray { buffer, .. } => match buffer.as_ref() {
+                Value::ArrayBuffer(bytes) => bytes.len(),
+                _ => 0,
+            },
+            _ => 0,
+        };
+        SLOT_BYTES + text as u64
+    }
+
+    /// Copies `root`, or says which part (on the path from `root_name`) is not copied, or which
+    /// limit the copy passed there.
     pub fn read(mut self, root: &S::Handle, root_name: &str) -> Result<Value, CloneError> {
-        self.walk(root)
-            .map_err(|(steps, what)| CloneError::at(root_name, &steps, what))
+        self.walk(root).map_err(|(steps, halt)| match halt {
+            Halt::Uncopyable(what) => CloneError::at(root_name, &steps, what),
+            Halt::Limit(limit) => {
+                CloneError::stopped(root_name, &steps, limit.to_string(), Some(limit))
+            }
+        })
     }
 
     /// The walk: containers wait on `stack` while their parts are copied, the innermost on top.
-    fn walk(&mut self, root: &S::Handle) -> Result<Value, (Vec<PathStep>, What)> {
+    fn walk(&mut self, root: &S::Handle) -> Result<Value, (Vec<PathStep>, Halt)> {
         let mut stack: Vec<ReadFrame<S>> = Vec::new();
         let mut part = Part::Value(root.clone());
         loop {
             let visited = match part {
                 Part::Value(value) => self.visit(&value, stack.len()),
-                Part::Thrown(thrown) => self.thrown(thrown).map(Visit::Done),
-                Part::End(copied) => {
-                    stack.pop();
-                    Ok(Visit::Done(copied))
+                Part::Thrown(thrown) => {
+                    let described = self.thrown(thrown);
+                    self.done(described)
                 }
-                Part::Drop {
-                    array,
-                    number,
-                    what,
-                } => {
+                Part::End(copied, extra) => {
                     stack.pop();
-                    self.forget_from(number);
-                    self.uncopyable(&array, what.into()).map(Visit::Done)
+                    self.count(extra).map(|()| Visit::Done(copied))
+                }
+                Part::TooManyHoles => {
+                    // The array itself is what passed the limit.
+                    stack.pop();
+                    Err(Halt::Limit(SizeLimit::array_holes(MAX_HOLES as u64 + 1)))
                 }
             };
             part = match visited {
@@ -249,59 +316,98 @@ impl<S: Source> Reader<S> {
                     first
                 }
                 Ok(Visit::Done(copied)) => match stack.last_mut() {
-                    Some(parent) => {
-                        parent.accept(copied);
-                        next_part(&mut self.source, parent)
-                    }
+                    Some(parent) => match self.count(parent.key_bytes()) {
+                        Ok(()) => {
+                            parent.accept(copied);
+                            next_part(&mut self.source, parent)
+                        }
+                        Err(halt) => {
+                            let steps = stack
+                                .iter()
+                                .map(|frame| step(&mut self.source, frame))
+                                .collect();
+                            return Err((steps, halt));
+                        }
+                    },
                     None => return Ok(copied),
                 },
-                Err(what) => {
+                Err(halt) => {
                     let steps = stack
                         .iter()
                         .map(|frame| step(&mut self.source, frame))
                         .collect();
-                    return Err((steps, what));
+                    return Err((steps, halt));
                 }
             };
         }
     }
 
-    fn visit(&mut self, value: &S::Handle, depth: usize) -> Result<Visit<S>, What> {
-        match self.source.primitive(value) {
-            Ok(Some(copied)) => Ok(Visit::Done(copied)),
+    /// Counts `bytes` more against the budget.
+    fn count(&mut self, bytes: u64) -> Result<(), Halt> {
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.bytes > self.max_bytes {
+            return Err(Halt::Limit(SizeLimit::value_bytes(
+                self.max_bytes,
+                self.bytes,
+            )));
+        }
+        Ok(())
+    }
+
+    /// A finished part, or why there is none.
+    fn done(&mut self, copied: Result<Value, Halt>) -> Result<Visit<S>, Halt> {
+        copied.and_then(|copied| self.counted(copied))
+    }
+
+    /// Counts a finished part (see [`Reader::size_of`]).
+    fn counted(&mut self, copied: Value) -> Result<Visit<S>, Halt> {
+        self.count(Self::size_of(&copied))?;
+        Ok(Visit::Done(copied))
+    }
+
+    /// The room left for a part's text or bytes, besides its own slot.
+    fn room(&self) -> u64 {
+        self.max_bytes
+            .saturating_sub(self.bytes)
+            .saturating_sub(SLOT_BYTES)
+    }
+
+    fn visit(&mut self, value: &S::Handle, depth: usize) -> Result<Visit<S>, Halt> {
+        let room = self.room();
+        match self.source.primitive(value, room) {
+            Ok(Some(copied)) => self.counted(copied),
             Ok(None) => self.visit_object(value, depth),
-            Err(refusal) => self.refused(value, refusal).map(Visit::Done),
+            Err(refusal) => self.refused(value, refusal),
         }
     }
 
-    fn visit_object(&mut self, object: &S::Handle, depth: usize) -> Result<Visit<S>, What> {
+    fn visit_object(&mut self, object: &S::Handle, depth: usize) -> Result<Visit<S>, Halt> {
         match self.source.number_of(object) {
-            Ok(Some(number)) => return Ok(Visit::Done(Value::Ref(number))),
+            Ok(Some(number)) => return self.counted(Value::Ref(number)),
             Ok(None) => {}
-            Err(thrown) => return self.thrown(thrown).map(Visit::Done),
+            Err(thrown) => {
+                let described = self.thrown(thrown);
+                return self.done(described);
+            }
         }
         if depth >= MAX_DEPTH {
-            return self
-                .uncopyable(object, "too deeply nested".into())
-                .map(Visit::Done);
+            return Err(Halt::Limit(SizeLimit::depth(depth as u64 + 1)));
         }
-        let shape = match self.source.shape(object) {
+        let room = self.room();
+        let shape = match self.source.shape(object, room) {
             Ok(shape) => shape,
-            Err(refusal) => return self.refused(object, refusal).map(Visit::Done),
+            Err(refusal) => return self.refused(object, refusal),
         };
-        let mut visit = match shape {
+        let visit = match shape {
             Shape::Array(length) => {
                 let Some(length) = u32::try_from(length)
                     .ok()
                     .filter(|&length| u64::from(length) <= MAX_ARRAY_LENGTH)
                 else {
-                    let what = format!("an array too long to copy ({length} items)");
-                    return self.uncopyable(object, what).map(Visit::Done);
+                    return Err(Halt::Limit(SizeLimit::array_length(length)));
                 };
                 Visit::Open(ReadFrame::Array {
                     array: object.clone(),
-                    // Set below, once numbered.
-                    number: 0,
                     length,
                     next: 0,
                     holes: 0,
@@ -345,36 +451,41 @@ impl<S: Source> Reader<S> {
                 byte_offset,
                 length,
             } => {
-                return match self.typed_array(object, buffer) {
-                    Ok(buffer) => Ok(Visit::Done(Value::TypedArray {
-                        kind,
-                        buffer: Box::new(buffer),
-                        byte_offset,
-                        length,
-                    })),
-                    Err(what) => self.uncopyable(object, what).map(Visit::Done),
-                };
+                let buffer = self.typed_array(object, buffer)?;
+                return self.counted(Value::TypedArray {
+                    kind,
+                    buffer: Box::new(buffer),
+                    byte_offset,
+                    length,
+                });
             }
             Shape::Boxed(primitive) => {
-                return match self.source.primitive(&primitive) {
-                    Ok(Some(copied)) => Ok(Visit::Done(copied)),
-                    _ => self
-                        .uncopyable(
-                            object,
-                            "a wrapped primitive whose valueOf was replaced".into(),
-                        )
-                        .map(Visit::Done),
+                let room = self.room();
+                return match self.source.primitive(&primitive, room) {
+                    Ok(Some(copied)) => self.counted(copied),
+                    Err(Refusal::TooLarge(size)) => Err(self.too_large(size)),
+                    _ => {
+                        let described = self
+                            .uncopyable(
+                                object,
+                                "a wrapped primitive whose valueOf was replaced".into(),
+                            )
+                            .map_err(Halt::from);
+                        self.done(described)
+                    }
                 };
             }
         };
-        match self.number(object) {
-            Ok(number) => {
-                if let Visit::Open(ReadFrame::Array { number: slot, .. }) = &mut visit {
-                    *slot = number;
-                }
-                Ok(visit)
+        if let Err(thrown) = self.number(object) {
+            let described = self.thrown(thrown);
+            return self.done(described);
+        }
+        match visit {
+            Visit::Done(copied) => self.counted(copied),
+            Visit::Open(frame) => {
+                self.count(SLOT_BYTES)?;
+                Ok(Visit::Open(frame))
             }
-            Err(thrown) => self.thrown(thrown).map(Visit::Done),
         }
     }
 
@@ -385,53 +496,67 @@ impl<S: Source> Reader<S> {
         &mut self,
         view: &S::Handle,
         buffer: ViewBuffer<S::Handle>,
-    ) -> Result<Value, What> {
+    ) -> Result<Value, Halt> {
         match buffer {
             ViewBuffer::Own(bytes) => {
                 self.number(view)
-                    .map_err(|thrown| self.unreadable(thrown))?;
-                self.numbered.push(None);
+                    .map_err(|thrown| Halt::Uncopyable(self.unreadable(thrown)))?;
+                self.numbered += 1;
                 Ok(Value::ArrayBuffer(bytes))
             }
             ViewBuffer::Shared(buffer) => {
                 let copied = match self.source.number_of(&buffer) {
                     Ok(Some(number)) => self.number(view).map(|_| Value::Ref(number)),
-                    Ok(None) => match self.source.buffer_bytes(&buffer) {
+                    Ok(None) => match self.source.buffer_bytes(&buffer, self.room()) {
                         Ok(bytes) => self
                             .number(view)
                             .and_then(|_| self.number(&buffer))
                             .map(|_| Value::ArrayBuffer(bytes)),
-                        Err(Refusal::What(what)) => return Err(what),
+                        Err(Refusal::What(what)) => {
+                            return self.uncopyable(view, what).map_err(Halt::from)
+                        }
+                        Err(Refusal::TooLarge(size)) => return Err(self.too_large(size)),
                         Err(Refusal::Thrown(thrown)) => Err(thrown),
                     },
                     Err(thrown) => Err(thrown),
                 };
-                copied.map_err(|thrown| self.unreadable(thrown))
+                copied.map_err(|thrown| Halt::Uncopyable(self.unreadable(thrown)))
             }
         }
     }
 
     /// Gives `object` the next number.
     fn number(&mut self, object: &S::Handle) -> Result<usize, S::Thrown> {
-        let number = self.numbered.len();
+        let number = self.numbered;
         self.source.remember(object, number)?;
-        self.numbered.push(Some(object.clone()));
+        self.numbered += 1;
         Ok(number)
     }
 
-    /// Forgets the objects numbered from `number` on, after the part that holds them was
-    /// dropped: their numbers never reach the copy, so later occurrences must be copied afresh.
-    fn forget_from(&mut self, number: usize) {
-        for object in self.numbered.drain(number..).flatten() {
-            self.source.forget(&object);
+    fn refused(
+        &mut self,
+        value: &S::Handle,
+        refusal: Refusal<S::Thrown>,
+    ) -> Result<Visit<S>, Halt> {
+        match refusal {
+            Refusal::What(what) => match self.uncopyable(value, what) {
+                Ok(described) => self.counted(described),
+                Err(what) => Err(Halt::Uncopyable(what)),
+            },
+            Refusal::Thrown(thrown) => {
+                let described = self.thrown(thrown);
+                self.done(described)
+            }
+            Refusal::TooLarge(size) => Err(self.too_large(size)),
         }
     }
 
-    fn refused(&mut self, value: &S::Handle, refusal: Refusal<S::Thrown>) -> Result<Value, What> {
-        match refusal {
-            Refusal::What(what) => self.uncopyable(value, what),
-            Refusal::Thrown(thrown) => self.thrown(thrown),
-        }
+    /// The budget passed by a part of at least `size` bytes that was not read.
+    fn too_large(&self, size: u64) -> Halt {
+        Halt::Limit(SizeLimit::value_bytes(
+            self.max_bytes,
+            self.bytes.saturating_add(SLOT_BYTES).saturating_add(size),
+        ))
     }
 
     /// A part that cannot be copied: described, or refused.
@@ -444,13 +569,13 @@ impl<S: Source> Reader<S> {
 
     /// A part whose read threw: the copy names the exception instead of failing the whole
     /// value (outputs), or says the part is unreadable.
-    fn thrown(&mut self, thrown: S::Thrown) -> Result<Value, What> {
+    fn thrown(&mut self, thrown: S::Thrown) -> Result<Value, Halt> {
         match self.describe {
             Some(_) => Ok(Value::Uncloneable(format!(
                 "[Thrown: {}]",
                 self.source.thrown(thrown)
             ))),
-            None => Err(self.unreadable(thrown)),
+            None => Err(Halt::Uncopyable(self.unreadable(thrown))),
         }
     }
 
@@ -464,12 +589,14 @@ impl<S: Source> Reader<S> {
 
 impl<S: Describe> Reader<S> {
     /// A reader for which uncopyable parts become their inspect string, so that the copy
-    /// never fails.
-    pub fn describing(source: S) -> Self {
+    /// fails only past a size limit (`max_bytes`, or a fixed one).
+    pub fn describing(source: S, max_bytes: u64) -> Self {
         Self {
             source,
             describe: Some(S::describe),
-            numbered: Vec::new(),
+            numbered: 0,
+            max_bytes,
+            bytes: 0,
         }
     }
 }
@@ -479,7 +606,6 @@ fn next_part<S: Source>(source: &mut S, frame: &mut ReadFrame<S>) -> Part<S> {
     match frame {
         ReadFrame::Array {
             array,
-            number,
             length,
             next,
             holes,
@@ -491,11 +617,7 @@ fn next_part<S: Source>(source: &mut S, frame: &mut ReadFrame<S>) -> Part<S> {
                         *next += 1;
                         *holes += 1;
                         if *holes > MAX_HOLES {
-                            return Part::Drop {
-                                array: array.clone(),
-                                number: *number,
-                                what: "an array with too many holes to copy",
-                            };
+                            return Part::TooManyHoles;
                         }
                         items.push(None);
                     }
@@ -503,7 +625,10 @@ fn next_part<S: Source>(source: &mut S, frame: &mut ReadFrame<S>) -> Part<S> {
                     Element::Thrown(thrown) => return Part::Thrown(thrown),
                 }
             }
-            Part::End(Value::Array(std::mem::take(items)))
+            Part::End(
+                Value::Array(std::mem::take(items)),
+                *holes as u64 * SLOT_BYTES,
+            )
         }
         ReadFrame::Object {
             object,
@@ -528,7 +653,7 @@ fn next_part<S: Source>(source: &mut S, frame: &mut ReadFrame<S>) -> Part<S> {
                     }
                 }
             }
-            Part::End(Value::Object(std::mem::take(entries)))
+            Part::End(Value::Object(std::mem::take(entries)), 0)
         }
         ReadFrame::Map {
             items,
@@ -538,7 +663,7 @@ fn next_part<S: Source>(source: &mut S, frame: &mut ReadFrame<S>) -> Part<S> {
             pairs,
         } => {
             if *next == *count {
-                return Part::End(Value::Map(std::mem::take(pairs)));
+                return Part::End(Value::Map(std::mem::take(pairs)), 0);
             }
             let field = if key.is_some() {
                 Field::MapValue
@@ -557,7 +682,7 @@ fn next_part<S: Source>(source: &mut S, frame: &mut ReadFrame<S>) -> Part<S> {
             copied,
         } => {
             if *next == *count {
-                return Part::End(Value::Set(std::mem::take(copied)));
+                return Part::End(Value::Set(std::mem::take(copied)), 0);
             }
             match source.item(items, *next, Field::SetItem) {
                 Ok(part) => Part::Value(part),
@@ -583,6 +708,15 @@ fn step<S: Source>(source: &mut S, frame: &ReadFrame<S>) -> PathStep {
 }
 
 impl<S: Source> ReadFrame<S> {
+    /// The bytes of the key the part [`next_part`] gave last is kept under (object properties),
+    /// which the copy counts too.
+    fn key_bytes(&self) -> u64 {
+        match self {
+            ReadFrame::Object { key, .. } => key.len() as u64,
+            _ => 0,
+        }
+    }
+
     /// Takes the copy of the part [`next_part`] gave last.
     fn accept(&mut self, part: Value) {
         match self {

@@ -41,15 +41,22 @@ impl Source for Heap {
     type Keys = Vec<(String, usize)>;
     type Items = Vec<(usize, usize)>;
 
-    fn primitive(&mut self, value: &usize) -> Result<Option<Value>, Refusal<&'static str>> {
+    fn primitive(
+        &mut self,
+        value: &usize,
+        room: u64,
+    ) -> Result<Option<Value>, Refusal<&'static str>> {
         match &self.nodes[*value] {
+            Node::Primitive(Value::String(text)) if text.len() as u64 > room => {
+                Err(Refusal::TooLarge(text.len() as u64))
+            }
             Node::Primitive(copied) => Ok(Some(copied.clone())),
             Node::Function => Err(Refusal::What("a function".into())),
             _ => Ok(None),
         }
     }
 
-    fn shape(&mut self, object: &usize) -> Result<Shape<Self>, Refusal<&'static str>> {
+    fn shape(&mut self, object: &usize, _room: u64) -> Result<Shape<Self>, Refusal<&'static str>> {
         Ok(match self.nodes[*object].clone() {
             Node::Array(items) => Shape::Array(items.len() as u64),
             Node::Object(entries) => Shape::Plain(entries),
@@ -75,10 +82,6 @@ impl Source for Heap {
     fn remember(&mut self, object: &usize, number: usize) -> Result<(), &'static str> {
         self.seen.insert(*object, number);
         Ok(())
-    }
-
-    fn forget(&mut self, object: &usize) {
-        self.seen.remove(object);
     }
 
     fn element(&mut self, array: &usize, index: u32) -> Element<usize, &'static str> {
@@ -125,8 +128,15 @@ impl Source for Heap {
         format!("{key:?}")
     }
 
-    fn buffer_bytes(&mut self, buffer: &usize) -> Result<Vec<u8>, Refusal<&'static str>> {
+    fn buffer_bytes(
+        &mut self,
+        buffer: &usize,
+        room: u64,
+    ) -> Result<Vec<u8>, Refusal<&'static str>> {
         match &self.nodes[*buffer] {
+            Node::Buffer(bytes) if bytes.len() as u64 > room => {
+                Err(Refusal::TooLarge(bytes.len() as u64))
+            }
             Node::Buffer(bytes) => Ok(bytes.clone()),
             _ => Err(Refusal::What("a view over no buffer".into())),
         }
@@ -246,7 +256,9 @@ fn shared_and_cyclic() -> (Heap, usize) {
 #[test]
 fn objects_are_numbered_in_pre_order_and_met_again_as_refs() {
     let (heap, root) = shared_and_cyclic();
-    let copied = Reader::refusing(heap).read(&root, "x").expect("copied");
+    let copied = Reader::refusing(heap, u64::MAX)
+        .read(&root, "x")
+        .expect("copied");
     let shared = Value::Object(vec![("n".into(), number(1.0))]);
     assert_eq!(
         copied,
@@ -264,7 +276,9 @@ fn objects_are_numbered_in_pre_order_and_met_again_as_refs() {
 #[test]
 fn building_then_reading_again_gives_the_same_copy() {
     let (heap, root) = shared_and_cyclic();
-    let copied = Reader::refusing(heap).read(&root, "x").expect("copied");
+    let copied = Reader::refusing(heap, u64::MAX)
+        .read(&root, "x")
+        .expect("copied");
     let mut builder = Builder::new(Heap::default());
     let rebuilt = builder.build(&copied).expect("built");
     let Builder { sink: heap, .. } = builder;
@@ -273,7 +287,10 @@ fn building_then_reading_again_gives_the_same_copy() {
         panic!("{:?}", heap.nodes[rebuilt])
     };
     assert_eq!(items[0], items[2]);
-    assert_eq!(Reader::refusing(heap).read(&rebuilt, "x"), Ok(copied));
+    assert_eq!(
+        Reader::refusing(heap, u64::MAX).read(&rebuilt, "x"),
+        Ok(copied)
+    );
 }
 
 #[test]
@@ -283,7 +300,9 @@ fn views_share_their_buffer_by_number() {
     let first = heap.add(Node::View(buffer, 3));
     let second = heap.add(Node::View(buffer, 1));
     let root = heap.add(Node::Array(vec![Some(first), Some(second), Some(buffer)]));
-    let copied = Reader::refusing(heap).read(&root, "x").expect("copied");
+    let copied = Reader::refusing(heap, u64::MAX)
+        .read(&root, "x")
+        .expect("copied");
     let Value::Array(items) = &copied else {
         panic!("{copied:?}")
     };
@@ -318,7 +337,7 @@ fn a_refusal_names_its_path() {
     let map = heap.add(Node::Map(vec![(key, function)]));
     let object = heap.add(Node::Object(vec![("cfg".into(), map)]));
     let root = heap.add(Node::Array(vec![Some(one), None, Some(object)]));
-    let error = Reader::refusing(heap)
+    let error = Reader::refusing(heap, u64::MAX)
         .read(&root, "vars")
         .expect_err("refused");
     assert_eq!(error.path, r#"vars[2].cfg.get(String("k"))"#);
@@ -332,7 +351,7 @@ fn describing_replaces_what_refusing_refuses() {
     let throwing = heap.add(Node::Throwing("bad"));
     let root = heap.add(Node::Array(vec![Some(function), Some(throwing)]));
     assert_eq!(
-        Reader::describing(heap).read(&root, "x"),
+        Reader::describing(heap, u64::MAX).read(&root, "x"),
         Ok(Value::Array(vec![
             Some(Value::Uncloneable(format!("<node {function}>"))),
             Some(Value::Object(vec![(
@@ -343,7 +362,7 @@ fn describing_replaces_what_refusing_refuses() {
     );
     let mut heap = Heap::default();
     let throwing = heap.add(Node::Throwing("bad"));
-    let error = Reader::refusing(heap)
+    let error = Reader::refusing(heap, u64::MAX)
         .read(&throwing, "x")
         .expect_err("refused");
     assert_eq!(
@@ -352,25 +371,84 @@ fn describing_replaces_what_refusing_refuses() {
     );
 }
 
+/// Issue 12 class 5: past a limit a copy fails, naming it, whether uncopyable parts are
+/// described or refused; nothing is cut or replaced by a description.
 #[test]
-fn objects_numbered_inside_a_dropped_array_are_copied_again() {
+fn every_limit_fails_the_copy_in_both_modes() {
+    let describing =
+        |heap: Heap, root: usize, max: u64| Reader::describing(heap, max).read(&root, "x");
+    let refusing = |heap: Heap, root: usize, max: u64| Reader::refusing(heap, max).read(&root, "x");
+    for read in [describing, refusing] {
+        let mut heap = Heap::default();
+        let one = heap.add(Node::Primitive(number(1.0)));
+        let mut sparse = vec![None; MAX_HOLES + 2];
+        sparse[0] = Some(one);
+        let sparse = heap.add(Node::Array(sparse));
+        let root = heap.add(Node::Array(vec![Some(one), Some(sparse)]));
+        let error = read(heap, root, u64::MAX).expect_err("too many holes");
+        assert_eq!(error.path, "x[1]");
+        assert_eq!(error.limit.map(|limit| limit.name), Some("maxArrayHoles"));
+        assert_eq!(
+            error.to_string(),
+            format!("x[1] is an array with more than {MAX_HOLES} holes, more than a copy takes (maxArrayHoles)")
+        );
+
+        let mut heap = Heap::default();
+        let mut inner = heap.add(Node::Array(Vec::new()));
+        for _ in 0..MAX_DEPTH {
+            inner = heap.add(Node::Array(vec![Some(inner)]));
+        }
+        let error = read(heap, inner, u64::MAX).expect_err("too deep");
+        assert_eq!(error.limit.map(|limit| limit.name), Some("maxCopyDepth"));
+    }
+}
+
+#[test]
+fn the_byte_budget_counts_slots_text_keys_and_bytes() {
     let mut heap = Heap::default();
-    let one = heap.add(Node::Primitive(number(1.0)));
-    let shared = heap.add(Node::Object(vec![("k".into(), one)]));
-    let mut sparse = vec![None; MAX_HOLES + 2];
-    sparse[0] = Some(shared);
-    let sparse = heap.add(Node::Array(sparse));
-    let root = heap.add(Node::Array(vec![Some(sparse), Some(shared), Some(shared)]));
-    let copied = Reader::describing(heap).read(&root, "x").expect("copied");
-    let shared = Value::Object(vec![("k".into(), number(1.0))]);
+    let text = heap.add(Node::Primitive(Value::String("abcd".into())));
+    let bytes = heap.add(Node::Buffer(vec![0; 10]));
+    let root = heap.add(Node::Object(vec![
+        ("key".into(), text),
+        ("b".into(), bytes),
+    ]));
+    // The object (8), "key" (3) and its string (8 + 4), "b" (1) and the buffer (8 + 10).
+    let exact = 8 + 3 + 12 + 1 + 18;
+    let read = |max| {
+        let mut heap = Heap::default();
+        let text = heap.add(Node::Primitive(Value::String("abcd".into())));
+        let bytes = heap.add(Node::Buffer(vec![0; 10]));
+        let root = heap.add(Node::Object(vec![
+            ("key".into(), text),
+            ("b".into(), bytes),
+        ]));
+        Reader::refusing(heap, max).read(&root, "x")
+    };
+    assert!(read(exact).is_ok());
+    let error = read(exact - 1).expect_err("one byte over");
+    assert_eq!(error.limit, Some(SizeLimit::value_bytes(exact - 1, exact)));
     assert_eq!(
-        copied,
-        Value::Array(vec![
-            Some(Value::Uncloneable(format!("<node {sparse}>"))),
-            Some(shared),
-            Some(Value::Ref(1)),
-        ])
+        error.to_string(),
+        format!(
+            "x.b is at least {exact} bytes, more than maxValueBytes ({}) allows for one value",
+            exact - 1
+        )
     );
+    assert!(Reader::describing(heap, u64::MAX).read(&root, "x").is_ok());
+}
+
+#[test]
+fn a_string_past_the_room_left_is_refused_unread() {
+    let mut heap = Heap::default();
+    let short = heap.add(Node::Primitive(Value::String("ab".into())));
+    let long = heap.add(Node::Primitive(Value::String("x".repeat(100))));
+    let root = heap.add(Node::Array(vec![Some(short), Some(long)]));
+    let error = Reader::describing(heap, 50)
+        .read(&root, "x")
+        .expect_err("too large");
+    assert_eq!(error.path, "x[1]");
+    // The array (8) and "ab" (10), then 8 + 100 for the string that was not read.
+    assert_eq!(error.limit.map(|limit| limit.size), Some(8 + 10 + 108));
 }
 
 #[test]
@@ -380,10 +458,10 @@ fn nesting_is_limited_both_ways() {
     for _ in 0..MAX_DEPTH {
         inner = heap.add(Node::Array(vec![Some(inner)]));
     }
-    let error = Reader::refusing(heap)
+    let error = Reader::refusing(heap, u64::MAX)
         .read(&inner, "x")
         .expect_err("too deep");
-    assert_eq!(error.what, "too deeply nested");
+    assert_eq!(error.limit, Some(SizeLimit::depth(MAX_DEPTH as u64 + 1)));
     assert_eq!(error.path, format!("x{}", "[0]".repeat(MAX_DEPTH)));
 
     let mut value = Value::Null;

@@ -1,0 +1,200 @@
+//! What the addon keeps per Node environment (the main thread and each worker thread get their
+//! own; napi has one instance-data slot per addon and environment): the `ExecutorError` class,
+//! the `SESExecutor` class (to tell `new SESExecutor()` from a plain call), and the JS helpers
+//! that look at hostile host values without ever throwing.
+//!
+//! The helpers are a few lines of JS compiled once, when the addon is loaded: JS's own
+//! `try`/`catch` is what can look at a value whose every property, trap and conversion may
+//! throw, and it takes the built-ins they use (`String`, `JSON.stringify`,
+//! `Promise.prototype.then`) as they were then, as Node's primordials do.
+//!
+//! Spec: §7.4 (tool failures), §8.1 (errors as JS objects).
+
+use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, JsObjectValue, Unknown, ValueType};
+use napi::{Env, JsValue, Result};
+use serde_json::Value as Json;
+
+use super::guarded::{self, Thrown};
+
+/// The helpers: `describe(value, isError)` gives `[name, message]` for any thrown value;
+/// `handle(promise)` marks a promise's rejection as handled. Neither ever throws.
+const HELPERS_SOURCE: &str = r#"(() => {
+  "use strict";
+  const toText = String;
+  const stringify = JSON.stringify;
+  const then = Promise.prototype.then;
+  const call = Function.prototype.call.bind(Function.prototype.call);
+  const ignore = () => {};
+  const NO_TEXT = "a value that has no string form";
+  const UNREADABLE = {};
+  // value[key]; UNREADABLE when reading it threw.
+  const read = (value, key) => {
+    try { return value[key]; } catch { return UNREADABLE; }
+  };
+  const text = (value) => {
+    try { return toText(value); } catch { return undefined; }
+  };
+  const json = (value) => {
+    try {
+      const shown = stringify(value, (_key, part) => typeof part === "bigint" ? `${part}n` : part);
+      return typeof shown === "string" ? shown : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const describe = (value, isError) => {
+    try {
+      switch (typeof value) {
+        case "string": return ["Error", value];
+        case "bigint": return ["Error", `${toText(value)}n`];
+        case "object": case "function": break;
+        default: return ["Error", toText(value)];
+      }
+      if (value === null) return ["Error", "null"];
+      if (isError) {
+        const name = read(value, "name");
+        const message = read(value, "message");
+        return [
+          typeof name === "string" && name !== "" ? name : "Error",
+          message === UNREADABLE ? "(reading its message threw)"
+            : message === undefined || message === null ? ""
+            : typeof message === "string" ? message
+            : typeof message === "object" || typeof message === "function"
+              ? (text(message) ?? NO_TEXT)
+              : toText(message),
+        ];
+      }
+      const shown = text(value);
+      if (shown !== undefined && !shown.startsWith("[object ")) return ["Error", shown];
+      const data = json(value);
+      if (data !== undefined && data !== "{}") return ["Error", data];
+      return ["Error", shown === undefined ? NO_TEXT : shown];
+    } catch {
+      return ["Error", NO_TEXT];
+    }
+  };
+  const handle = (promise) => {
+    try { call(then, promise, undefined, ignore); } catch {}
+  };
+  return [describe, handle];
+})()"#;
+
+/// `new ExecutorError(message, fields)`.
+pub type ErrorClass = FunctionRef<FnArgs<(String, Json)>, ()>;
+
+/// What the addon keeps per environment.
+pub struct EnvData {
+    pub executor_error: ErrorClass,
+    /// `SESExecutor`, once the module's exports exist.
+    pub executor_class: Option<FunctionRef<(), ()>>,
+    describe: FunctionRef<FnArgs<(Unknown<'static>, bool)>, Unknown<'static>>,
+    handle: FunctionRef<Unknown<'static>, Unknown<'static>>,
+}
+
+/// Compiles the helpers and keeps them, with the `ExecutorError` class, for `env`.
+pub fn install(env: &Env, executor_error: ErrorClass) -> Result<()> {
+    let helpers: Unknown = env.run_script(HELPERS_SOURCE)?;
+    let helpers = helpers.coerce_to_object()?;
+    let describe: Function<FnArgs<(Unknown<'static>, bool)>, Unknown<'static>> =
+        helpers.get_element(0)?;
+    let handle: Function<Unknown<'static>, Unknown<'static>> = helpers.get_element(1)?;
+    env.set_instance_data(
+        EnvData {
+            executor_error,
+            executor_class: None,
+            describe: describe.create_ref()?,
+            handle: handle.create_ref()?,
+        },
+        (),
+        |_| {},
+    )
+}
+
+/// The environment's data (set when the addon was loaded in it).
+pub fn get(env: &Env) -> Option<&'static mut EnvData> {
+    env.get_instance_data::<EnvData>().ok().flatten()
+}
+
+impl<'env> Thrown<'env> {
+    /// The thrown value's `name` and message, as a tool failure carries them: an error's own
+    /// `name` and `message`, a primitive's string form, another object's `String()` (or its
+    /// JSON when that says only `[object Object]`). Never fails, never leaves an exception.
+    pub fn name_and_message(&self, env: &Env) -> (String, String) {
+        match self {
+            Thrown::Value(value) => describe_thrown(env, *value),
+            Thrown::Failed(reason) => ("Error".into(), reason.clone()),
+        }
+    }
+
+    /// One line, as Node prints an uncaught exception: `Name: message`, or the message alone
+    /// for a value that is no error.
+    pub fn describe(&self, env: &Env) -> String {
+        let (name, message) = self.name_and_message(env);
+        let is_error = matches!(self, Thrown::Value(value) if guarded::is_error(value));
+        match (name.as_str(), message.is_empty()) {
+            (_, true) => name,
+            ("Error", false) if !is_error => message,
+            _ => format!("{name}: {message}"),
+        }
+    }
+}
+
+/// `[name, message]` of any thrown value (see [`Thrown::name_and_message`]).
+pub fn describe_thrown(env: &Env, value: Unknown) -> (String, String) {
+    let described = get(env)
+        .and_then(|data| data.describe.borrow_back(env).ok())
+        .and_then(|describe| {
+            let is_error = guarded::boolean(env, guarded::is_error(&value))?;
+            let pair = guarded::call(
+                env,
+                &describe.to_unknown(),
+                &guarded::undefined(env),
+                &[value.raw(), is_error.raw()],
+            )
+            .ok()?;
+            let part = |index| {
+                guarded::get_element(env, &pair, index)
+                    .ok()
+                    .and_then(|part| guarded::string_value(&part))
+            };
+            Some((part(0)?, part(1)?))
+        });
+    guarded::clear(env);
+    described.unwrap_or_else(|| ("Error".into(), "a value that has no string form".into()))
+}
+
+/// Marks `promise`'s rejection as handled (for promises the addon gets and drops, such as what
+/// an async `onLog` returns), so that Node never reports it as unhandled.
+pub fn handle_rejection(env: &Env, promise: &Unknown) {
+    if let Some(data) = get(env) {
+        if let Ok(handle) = data.handle.borrow_back(env) {
+            let _ = guarded::call(
+                env,
+                &handle.to_unknown(),
+                &guarded::undefined(env),
+                &[promise.raw()],
+            );
+        }
+    }
+    guarded::clear(env);
+}
+
+/// Whether `this` is an object made by `new SESExecutor()` (or a subclass): `this instanceof
+/// SESExecutor`. A throw (from a Proxy's `getPrototypeOf` trap) counts as no, and is cleared.
+pub fn constructed(env: &Env, this: &Unknown) -> bool {
+    let Some(class) = get(env)
+        .and_then(|data| data.executor_class.as_ref())
+        .and_then(|class| class.borrow_back(env).ok())
+    else {
+        return false;
+    };
+    if guarded::type_of(this) != ValueType::Object {
+        return false;
+    }
+    let mut result = false;
+    // SAFETY: live values of this environment's current scope.
+    let status =
+        unsafe { napi::sys::napi_instanceof(env.raw(), this.raw(), class.raw(), &mut result) };
+    guarded::clear(env);
+    status == napi::sys::Status::napi_ok && result
+}
