@@ -38,9 +38,11 @@ describe('Appendix B rules through validateCode', () => {
     expect(rules('1', { maxOperations: 1, timeoutMs: 1 })).toEqual([])
   })
 
-  it('log_budget_too_small: a budget below 1024 bytes is an INFO, not blocking', () => {
-    expect(rules('1', { maxLogBytes: 100 })).toEqual(['INFO log_budget_too_small'])
-    expect(rules('1', { maxLogBytes: 1024 })).toEqual([])
+  it('log_budget_too_small: a valid budget below the recommended 16 KiB is an INFO, not blocking; below 1024 it is refused (§3.3)', () => {
+    expect(rules('1', { maxLogBytes: 1024 })).toEqual(['INFO log_budget_too_small'])
+    expect(rules('1', { maxLogBytes: 16383 })).toEqual(['INFO log_budget_too_small'])
+    expect(rules('1', { maxLogBytes: 16384 })).toEqual([])
+    expect(rules('1', { maxLogBytes: 100 })).toEqual(['ERROR options_valid'])
   })
 
   it('import_allowed: only authorized literal names; "*" allows any; template literals count as literals', () => {

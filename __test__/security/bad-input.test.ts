@@ -138,8 +138,7 @@ describe('bad input: invalid options — original', () => {
     for (const [name, value] of bad) {
       // A value of the wrong type is options_valid's, whatever the option (README "Options").
       const rule = typeof value === 'number' ? numberRule : 'options_valid'
-      const zeroAllowed = option === 'maxLogBytes' || option === 'maxQueuedRuns'
-      if (zeroAllowed && value === 0) continue
+      if (option === 'maxQueuedRuns' && value === 0) continue
       it(`${option}: ${name} is refused by ${rule}`, () => {
         const error = thrownBy(() => new SESExecutor({ [option]: value }))
         expect(error.code).toBe('ERR_VALIDATION_FAILED')
@@ -151,9 +150,13 @@ describe('bad input: invalid options — original', () => {
     }
   }
 
-  it('maxLogBytes: 0 and maxQueuedRuns: 0 are allowed (0 logs nothing, queues nothing)', async () => {
-    const executor = await SESExecutor.create({ maxLogBytes: 0, maxQueuedRuns: 0 })
-    expect(contractOf(await executor.run('console.log("dropped"); 1'))).toEqual({ output: 1, logs: '...[TRUNCATED]', is_final_answer: false })
+  it('maxQueuedRuns: 0 is allowed (queues nothing), and maxLogBytes: 1024 is the smallest budget (spec §3.3)', async () => {
+    const executor = await SESExecutor.create({ maxLogBytes: 1024, maxQueuedRuns: 0 })
+    expect(contractOf(await executor.run('console.log("x".repeat(2000)); 1'))).toEqual({
+      output: 1,
+      logs: `${'x'.repeat(1024)}...[TRUNCATED]`,
+      is_final_answer: false,
+    })
     await executor.cleanup()
   })
 

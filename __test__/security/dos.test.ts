@@ -139,23 +139,31 @@ const memoryAndSize: AttackCase[] = [
     expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'DIRTY', message: OUT_OF_MEMORY, details: { limit: 'memoryLimitBytes' } },
   },
   {
-    name: 'an output array of length 2^32 - 1 is described, not copied — original',
+    name: 'an output array of length 2^32 - 1 fails the run, naming the copy limit (issue 12: nothing lost silently) — original',
     code: 'const a = []; a.length = 2 ** 32 - 1; a',
-    expected: { output: '[ <4294967295 empty items> ]' },
+    expected: {
+      code: 'ERR_RUNTIME_EXCEPTION',
+      state: 'READY',
+      details: { limit: 'maxArrayLength', size: 4294967295, max: 16777216 },
+      message: /^Runtime exception: RangeError: output is an array of 4294967295 elements, more than the 16777216 a copy takes \(maxArrayLength\)/,
+    },
   },
   {
-    name: 'an output nested 100 000 levels deep is cut at 1000 levels — original',
+    name: 'an output nested 100 000 levels deep fails the run at 1000 levels, naming the limit (issue 12) — original',
     code: 'let o = {}; for (let i = 0; i < 1e5; i++) o = { o }; o',
     options: { maxOperations: 1e6 },
     expected: {
-      output: Array.from({ length: 1000 }).reduce<unknown>((inner) => ({ o: inner }), '{ o: { o: { o: [Object] } } }'),
+      code: 'ERR_RUNTIME_EXCEPTION',
+      state: 'READY',
+      details: { limit: 'maxCopyDepth', size: 1001, max: 1000 },
+      message: /^Runtime exception: RangeError: output(\.o){1000} is nested more than 1000 levels deep/,
     },
   },
   {
     name: 'a tool argument nested 2000 levels deep is refused — original',
     code: 'let o = {}; for (let i = 0; i < 2000; i++) o = { o }; echo(o)',
     tools,
-    expected: { code: 'ERR_TOOL_PROXY_FAIL', state: 'READY', details: { tool: 'echo' }, message: /^Tool execution failed: echo: Error: echo argument 0(\.o){1000} is too deeply nested, which cannot be copied/ },
+    expected: { code: 'ERR_TOOL_PROXY_FAIL', state: 'READY', details: { tool: 'echo' }, message: /^Tool execution failed: echo: RangeError: echo argument 0(\.o){1000} is nested more than 1000 levels deep, more than a copy takes \(maxCopyDepth\)/ },
   },
 ]
 
