@@ -13,7 +13,7 @@ use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Persistent, Value as JsValue};
 
 use super::convert::{from_value, to_value, Uncopyable};
-use super::globals::{call_site_error, label_error, named_error, throw_stop};
+use super::globals::{named_error, named_error_at, throw_stop, CallSite};
 use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult};
 use super::inbox;
 use super::state::{RunState, Stop};
@@ -23,9 +23,8 @@ use super::Command;
 struct Awaiting {
     resolve: Persistent<Function<'static>>,
     reject: Persistent<Function<'static>>,
-    /// The error the promise rejects with if the tool fails, made at the call so that its stack
-    /// names the line of the call (see `globals::call_site_error`).
-    site: Persistent<Object<'static>>,
+    /// Where the call was made: the error the promise rejects with if the tool fails names it.
+    site: Option<CallSite>,
     tool: String,
     /// When the call was made, for [`Bridge::end_run`]'s tool time.
     started: Instant,
@@ -312,13 +311,13 @@ impl Bridge {
         started: Instant,
     ) -> rquickjs::Result<JsValue<'js>> {
         let (promise, resolve, reject) = ctx.promise()?;
-        let site = call_site_error(ctx)?;
+        let site = CallSite::here(ctx);
         self.awaiting.borrow_mut().insert(
             id,
             Awaiting {
                 resolve: Persistent::save(ctx, resolve),
                 reject: Persistent::save(ctx, reject),
-                site: Persistent::save(ctx, site),
+                site,
                 tool: tool.to_owned(),
                 started,
             },
@@ -332,8 +331,10 @@ impl Bridge {
         awaiting: &Awaiting,
         failure: ToolFailure,
     ) -> rquickjs::Result<()> {
-        let error = awaiting.site.clone().restore(ctx)?;
-        label_error(&error, &failure.name, &failure.message)?;
+        let error = match &awaiting.site {
+            Some(site) => named_error_at(ctx, &failure.name, &failure.message, site)?,
+            None => named_error(ctx, &failure.name, &failure.message)?,
+        };
         self.remember_failure(ctx, &error, &awaiting.tool, failure);
         awaiting
             .reject

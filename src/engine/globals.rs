@@ -149,17 +149,35 @@ pub(super) fn named_error<'js>(ctx: &Ctx<'js>, name: &str, message: &str) -> Res
     Ok(error)
 }
 
-/// Gives `error` (made by [`call_site_error`]) `name` and `message`, as [`named_error`] would.
-pub(super) fn label_error<'js>(error: &Object<'js>, name: &str, message: &str) -> Result<()> {
-    error.prop(PredefinedAtom::Message, hidden(message))?;
-    error.prop(PredefinedAtom::Name, hidden(name))
+/// Where in the sandbox's code a call was made (the innermost script frame), remembered for an
+/// error made later.
+pub(super) struct CallSite {
+    file: String,
+    line: u32,
+    column: u32,
 }
 
-/// An `Error` made now, to be labelled later: its `stack` names the code running now (the call
-/// of an async tool, whose failure arrives when no sandbox code is running), so that the run's
-/// error can name the line of the call (DESIGN.md "Errors").
-pub(super) fn call_site_error<'js>(ctx: &Ctx<'js>) -> Result<Object<'js>> {
-    engine_error(ctx, "")
+impl CallSite {
+    /// Where the code running now is; `None` when no script code runs.
+    pub(super) fn here(ctx: &Ctx<'_>) -> Option<Self> {
+        let (file, line, column) = Reflect::new(ctx).current_position()?;
+        Some(Self { file, line, column })
+    }
+}
+
+/// [`named_error`] for a failure that arrives when no sandbox code runs (an awaited tool's),
+/// with a `stack` naming `site`, where the call was made, as the error of a synchronous call
+/// would: the run's error then names that line (DESIGN.md "Errors").
+pub(super) fn named_error_at<'js>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    message: &str,
+    site: &CallSite,
+) -> Result<Object<'js>> {
+    let error = named_error(ctx, name, message)?;
+    let frame = format!("    at {}:{}:{}\n", site.file, site.line, site.column);
+    error.prop(PredefinedAtom::Stack, hidden(&frame))?;
+    Ok(error)
 }
 
 /// A plain `Error` with `message`, made as [`named_error`] makes one.

@@ -794,6 +794,29 @@ impl<'a, 'js> Reflect<'a, 'js> {
         (!error.is_exception()).then_some(error)
     }
 
+    /// The script name, line and column (1-based) of the innermost script code running, as an
+    /// `Error` made now would record them, without building a backtrace; `None` when no script
+    /// code runs.
+    pub(super) fn current_position(&self) -> Option<(String, u32, u32)> {
+        let (mut filename, mut line, mut column): (qjs::JSAtom, c_int, c_int) = (0, 0, 0);
+        // SAFETY: a live context; the out-pointers are valid locals. On success the filename is
+        // an atom reference we own, released by `OwnedAtom`'s drop.
+        let found =
+            unsafe { JS_GetCurrentPosition(self.raw_ctx(), &mut filename, &mut line, &mut column) };
+        if !found {
+            return None;
+        }
+        let filename = OwnedAtom {
+            ctx: self.ctx.clone(),
+            raw: filename,
+        };
+        let name = filename
+            .to_value()
+            .and_then(|name| js_string_units(self.ctx, &name))
+            .map(|units| lossy(&units))?;
+        Some((name, u32::try_from(line).ok()?, u32::try_from(column).ok()?))
+    }
+
     /// Freezes `value` with QuickJS's own `Object.freeze` (the global one may have been
     /// replaced by sandbox code); `false` with the engine's exception pending.
     pub(super) fn freeze(&self, value: &Value<'js>) -> bool {
@@ -900,6 +923,15 @@ pub(super) fn class_id(v: &Value<'_>) -> u32 {
 }
 
 extern "C" {
+    /// vendor/quickjs-patches/0501: the script, line and column of the innermost script code
+    /// running (`false` when none runs).
+    fn JS_GetCurrentPosition(
+        ctx: *mut qjs::JSContext,
+        pfilename: *mut qjs::JSAtom,
+        pline: *mut c_int,
+        pcol: *mut c_int,
+    ) -> bool;
+
     /// vendor/quickjs-patches/0500: the characters of string `val` where QuickJS keeps them, and
     /// the string holding them (an owned reference), or the exception marker.
     fn JS_GetStringBuffer(
