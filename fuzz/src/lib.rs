@@ -6,8 +6,11 @@
 //!   the rewriter sees deep, valid programs (loops in every position) rather than mostly syntax
 //!   errors.
 //! - [`values`]: arbitrary (also malformed) values copied into a sandbox and back.
+//! - [`options_tools`]: option values against the rules, and what a tool returns or throws,
+//!   with and without sandbox code rewiring the built-ins.
 
 pub mod grammar;
+pub mod options_tools;
 pub mod values;
 
 use oxc_allocator::Allocator;
