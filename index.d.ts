@@ -191,7 +191,8 @@ export interface ExecutorOptions {
   authorizedImports?: Array<string>
   /**
    * Budget of a run's `logs` in bytes; later output is cut and marked `...[TRUNCATED]`
-   * (default 262144).
+   * (default 262144, min 1024; below 16384 `validateCode` gives the INFO
+   * `log_budget_too_small`).
    */
   maxLogBytes?: number
   /** Console levels collected into `logs` (default all four). */
