@@ -37,7 +37,8 @@ pub struct ExecutorOptions {
     pub collect_console_levels: Option<Vec<String>>,
     /// Heap limit of the executor's QuickJS runtime in bytes (default 256 MiB).
     pub memory_limit_bytes: Option<f64>,
-    /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB).
+    /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB, at most 64 MiB:
+    /// the stack every engine thread has for QuickJS).
     pub max_stack_bytes: Option<f64>,
     /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
     /// text (run inside the sandbox, under the same guards), or an object whose functions become
