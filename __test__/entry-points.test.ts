@@ -16,8 +16,10 @@ const EXPORTS = [
   'CODE_AGENT_SYSTEM_PROMPT',
   'ExecutorError',
   'SESExecutor',
+  'enginePoolStats',
   'prepareProgram',
   'renderToolsPrompt',
+  'setEngineThreads',
   'validateCode',
 ]
 

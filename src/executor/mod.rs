@@ -1,5 +1,5 @@
-//! The executor: the lifecycle of §4 over one engine thread, and the one place where engine
-//! failures become the spec's error codes (§8.2). It knows neither napi nor QuickJS.
+//! The executor: the lifecycle of §4 over one engine, and the one place where engine failures
+//! become the spec's error codes (§8.2). It knows neither napi nor QuickJS.
 //!
 //! Every method checks and moves the state synchronously, when it is called, so that the
 //! `state` getter and a second concurrent call see the new state at once (§2.3); the returned
@@ -132,18 +132,11 @@ impl Executor {
                 ExecutorState::Ready => Ok(None),
                 ExecutorState::New | ExecutorState::Dead => {
                     let config = EngineConfig::from(self.options.as_ref());
-                    match Engine::start(config, Arc::clone(&self.host)) {
-                        Ok((engine, ready)) => {
-                            guard.state = ExecutorState::Initializing;
-                            guard.engine = Some(engine);
-                            guard.tools.clear();
-                            Ok(Some(ready))
-                        }
-                        Err(error) => {
-                            guard.state = ExecutorState::Dead;
-                            Err(init_failed(&error))
-                        }
-                    }
+                    let (engine, ready) = Engine::start(config, Arc::clone(&self.host));
+                    guard.state = ExecutorState::Initializing;
+                    guard.engine = Some(engine);
+                    guard.tools.clear();
+                    Ok(Some(ready))
                 }
                 state => Err(ExecutorError::invalid_state(state, "init")),
             }
@@ -300,8 +293,8 @@ impl Executor {
         }
     }
 
-    /// `cleanup()` (§4.3.5): `READY`/`DIRTY` → `DEAD`, releasing the engine and joining its
-    /// thread (off the caller's thread); a no-op in `DEAD`; refused otherwise.
+    /// `cleanup()` (§4.3.5): `READY`/`DIRTY` → `DEAD`, releasing the engine (the future
+    /// completes once its runtime is freed); a no-op in `DEAD`; refused otherwise.
     pub fn cleanup(&self) -> impl Future<Output = Result<(), ExecutorError>> + Send + 'static {
         let stopped = {
             let mut guard = lock(&self.inner);
@@ -309,24 +302,18 @@ impl Executor {
                 ExecutorState::Dead => Ok(None),
                 ExecutorState::Ready | ExecutorState::Dirty => {
                     guard.state = ExecutorState::Dead;
-                    Ok(guard.engine.take().and_then(Engine::stop))
+                    Ok(guard.engine.take().map(Engine::stop))
                 }
                 state => Err(ExecutorError::invalid_state(state, "cleanup")),
             }
         };
         async move {
-            let Some(thread) = stopped? else {
+            let Some(freed) = stopped? else {
                 return Ok(());
             };
-            let joined = tokio::task::spawn_blocking(move || thread.join()).await;
-            match joined {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(_)) => Err(ExecutorError::new(
-                    ErrorCode::CleanupFailed,
-                    "the engine thread panicked",
-                )),
-                Err(error) => Err(ExecutorError::new(ErrorCode::CleanupFailed, error)),
-            }
+            freed.await.map_err(|_| {
+                ExecutorError::new(ErrorCode::CleanupFailed, "the engine failed (a panic)")
+            })
         }
     }
 }

@@ -106,9 +106,9 @@ pub struct RunOptions {
     pub signal: Option<String>,
 }
 
-/// Runs agent code in an isolated QuickJS runtime on a thread of its own (§3.2
-/// `ICodeExecutor`). Construct it, `init()` it (or use `SESExecutor.create()`), `run()` code,
-/// and `cleanup()` when done.
+/// Runs agent code in an isolated QuickJS runtime of its own, on the process's pool of engine
+/// threads (§3.2 `ICodeExecutor`). Construct it, `init()` it (or use `SESExecutor.create()`),
+/// `run()` code, and `cleanup()` when done.
 #[napi(js_name = "SESExecutor")]
 pub struct SesExecutor {
     executor: Executor,
@@ -272,12 +272,11 @@ impl SesExecutor {
         )
     }
 
-    /// Releases the sandbox and joins its thread (§4.3.5): `READY`/`DIRTY` → `DEAD`; a no-op
-    /// when `DEAD`.
+    /// Releases the sandbox (§4.3.5): `READY`/`DIRTY` → `DEAD`, settling once its QuickJS
+    /// runtime is freed; a no-op when `DEAD`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn cleanup<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        // Joining the engine thread blocks: that takes tokio's blocking pool.
-        settle_on_runtime(env, self.executor.cleanup(), |_, ()| Ok(()))
+        settle(env, &self.node, self.executor.cleanup(), |_, ()| Ok(()))
     }
 }
 

@@ -7,6 +7,7 @@ mod executor;
 mod host;
 mod log_stream;
 mod options;
+mod pool;
 mod program;
 mod prompt;
 mod settle;
