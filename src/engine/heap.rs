@@ -124,6 +124,21 @@ mod tests {
         assert_eq!(meter.peak(), 0);
     }
 
+    /// Patch 0300 (vendor/quickjs-patches/0300-arena-growth.patch): what QuickJS takes from the
+    /// allocator for a fresh runtime and context is close to what it uses (size-class arenas
+    /// start small instead of at 4 KB each): 1.23 times with the patch, 1.57 times without.
+    #[test]
+    fn a_fresh_runtime_holds_little_more_than_it_uses() {
+        let meter = Rc::new(HeapMeter::default());
+        let runtime =
+            rquickjs::Runtime::new_with_alloc(MeteredAllocator(Rc::clone(&meter))).unwrap();
+        let context = rquickjs::Context::full(&runtime).unwrap();
+        let used = usize::try_from(runtime.memory_usage().malloc_size).unwrap();
+        let held = meter.held.get();
+        assert!(held * 100 < used * 130, "held {held} bytes for {used} used");
+        drop(context);
+    }
+
     #[test]
     fn realloc_moves_the_count_and_impossible_callocs_are_refused() {
         let meter = Rc::new(HeapMeter::default());
