@@ -20,7 +20,7 @@ use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
 use super::failure::{runtime_error, tool_error};
 use super::globals;
-use super::heap::{HeapMeter, MeteredAllocator};
+use super::heap::{self, HeapMeter, MeteredAllocator};
 use super::host::Host;
 use super::inbox::{Closed, Next};
 use super::lockdown;
@@ -135,6 +135,7 @@ fn serve_inbox(inbox: &Arc<EngineInbox>) {
             Handled::Stop(done) => {
                 // Everything held by the runtime goes with it, on this thread.
                 drop(worker);
+                heap::runtime_freed();
                 inbox.close();
                 if let Some(done) = done {
                     let _ = done.send(());
