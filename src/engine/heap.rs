@@ -10,38 +10,75 @@
 //! thread that allocated it, and hands back only the free space at the top of a heap, so after
 //! thousands of executors were cleaned up the process kept all they had held (measured: 3,000
 //! executors took RSS from 46 to 466 MiB, and it stayed there after cleanup; re-creating them
-//! grew it further, because a pool thread cannot reuse what another thread's arena holds). So a
-//! second after a runtime is freed ([`TRIM_DELAY`]), a pool thread asks glibc to return every
-//! free page of every arena (`malloc_trim`), at most once per delay however many runtimes go.
-//! Other allocators (macOS, Windows, musl) return memory by their own policy.
+//! grew it further, because a pool thread cannot reuse what another thread's arena holds). So
+//! once runtimes (or executors' host sides) have been freed, a pool thread asks glibc to return
+//! every free page of every arena (`malloc_trim`): a second after the last free
+//! ([`TRIM_DELAY`]), or [`TRIM_MAX_DELAY`] after the first while frees keep coming, so that a
+//! burst of cleanups costs one trim; one more trim [`TRIM_MAX_DELAY`] later hands back what was
+//! freed late (an executor's host side goes when Node collects the executor, and its handles
+//! close on later turns of Node's event loop). Other allocators (macOS, Windows, musl) return
+//! memory by their own policy.
 
 use std::cell::Cell;
 use std::ptr;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::pool;
 
 use rquickjs::allocator::{Allocator, RustAllocator};
 
-/// How long after a runtime is freed the free memory is handed back: long enough that a burst
-/// of cleanups costs one trim, short enough that the memory is back by the time anyone looks.
+/// How long after the last free the free memory is handed back: long enough that a burst of
+/// cleanups costs one trim, short enough that the memory is back by the time anyone looks.
 const TRIM_DELAY: Duration = Duration::from_secs(1);
 
-/// A trim is scheduled and has not run yet.
-static TRIM_SCHEDULED: AtomicBool = AtomicBool::new(false);
+/// The longest a trim waits once memory was freed, however often more is freed meanwhile.
+const TRIM_MAX_DELAY: Duration = Duration::from_secs(5);
 
-/// Called once a runtime has been freed: schedules handing free memory back to the system.
-pub(super) fn runtime_freed() {
-    if !TRIM_SCHEDULED.swap(true, Ordering::AcqRel) {
-        pool::at(
-            Instant::now() + TRIM_DELAY,
-            Box::new(|| {
-                TRIM_SCHEDULED.store(false, Ordering::Release);
-                trim();
-            }),
-        );
+/// Frees not handed back yet: the first and the last since the last trim.
+static FREED: Mutex<Option<(Instant, Instant)>> = Mutex::new(None);
+
+fn freed() -> std::sync::MutexGuard<'static, Option<(Instant, Instant)>> {
+    FREED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Called once memory has been freed in bulk (a runtime, or an executor's host side):
+/// schedules handing free memory back to the system.
+pub fn memory_freed() {
+    let now = Instant::now();
+    let mut freed = freed();
+    match freed.as_mut() {
+        Some((_, last)) => *last = now,
+        None => {
+            *freed = Some((now, now));
+            pool::call_at(now + TRIM_DELAY, trim_when_due);
+        }
+    }
+}
+
+/// The trim timer: trims once the frees have paused (or waited long enough), else waits more.
+fn trim_when_due() {
+    let now = Instant::now();
+    let mut freed = freed();
+    let Some((first, last)) = *freed else { return };
+    let due = (last + TRIM_DELAY).min(first + TRIM_MAX_DELAY);
+    if now < due {
+        pool::call_at(due, trim_when_due);
+        return;
+    }
+    *freed = None;
+    drop(freed);
+    trim();
+    // What goes after the frees we hear of (the host side's queues and handles are closed on
+    // later turns of Node's event loop) is handed back by one more trim.
+    pool::call_at(now + TRIM_MAX_DELAY, trim_after_burst);
+}
+
+/// The trim that follows a burst's: skipped if another burst's trim is on its way.
+fn trim_after_burst() {
+    if freed().is_none() {
+        trim();
     }
 }
 

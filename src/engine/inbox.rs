@@ -44,6 +44,8 @@ struct Shared<M, E> {
     resting: Option<E>,
     /// A thread sleeps on [`Inbox::arrived`] for the next message.
     sleeping: bool,
+    /// The pool timer set for this inbox ([`Inbox::wake_at`]), if one is pending.
+    armed: Option<Instant>,
 }
 
 /// The mailbox of one engine `E`, receiving messages `M`.
@@ -54,6 +56,8 @@ pub(super) struct Inbox<M, E> {
     count: AtomicUsize,
     /// How a pool thread serves this inbox.
     serve: fn(&Arc<Self>),
+    /// The message a timer set by [`Inbox::wake_at`] delivers.
+    wake: fn() -> M,
 }
 
 /// The inbox is closed: its engine is gone.
@@ -70,18 +74,21 @@ pub(super) enum Next<M, E> {
 
 impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     /// An inbox whose first message is `first`, already queued on the pool: the thread that takes
-    /// it up finds no engine and builds it from that message. `serve` is what that thread runs.
-    pub(super) fn start(first: M, serve: fn(&Arc<Self>)) -> Arc<Self> {
+    /// it up finds no engine and builds it from that message. `serve` is what that thread runs;
+    /// `wake` makes the message a timer delivers.
+    pub(super) fn start(first: M, serve: fn(&Arc<Self>), wake: fn() -> M) -> Arc<Self> {
         let inbox = Arc::new(Self {
             shared: Mutex::new(Shared {
                 mail: VecDeque::from([first]),
                 phase: Phase::Queued,
                 resting: None,
                 sleeping: false,
+                armed: None,
             }),
             arrived: Condvar::new(),
             count: AtomicUsize::new(1),
             serve,
+            wake,
         });
         pool::schedule(Arc::clone(&inbox) as Arc<dyn Job>);
         inbox
@@ -173,6 +180,20 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
         self.count.store(shared.mail.len(), Ordering::Release);
     }
 
+    /// Makes sure a wake message arrives once `deadline` has passed, even if nothing else does
+    /// (a run waiting off the thread must still end at its deadline). One timer per inbox is
+    /// pending at a time: an earlier one wakes the run, which asks again for its own deadline.
+    pub(super) fn wake_at(self: &Arc<Self>, deadline: Instant) {
+        let mut shared = self.lock();
+        if shared.armed.is_some_and(|armed| armed <= deadline) {
+            return;
+        }
+        shared.armed = Some(deadline);
+        drop(shared);
+        let job: Arc<dyn Job> = Arc::clone(self) as Arc<dyn Job>;
+        pool::wake_at(deadline, Arc::downgrade(&job));
+    }
+
     /// Whether a message waits.
     pub(super) fn has_mail(&self) -> bool {
         self.count.load(Ordering::Acquire) > 0
@@ -251,6 +272,17 @@ impl<M: Send + 'static, E: Send + 'static> Job for Inbox<M, E> {
     fn abandon(self: Arc<Self>) {
         self.close();
     }
+
+    fn timer(self: Arc<Self>, at: Instant) {
+        let mut shared = self.lock();
+        // A timer that a later `wake_at` replaced with an earlier one is stale.
+        if shared.armed != Some(at) {
+            return;
+        }
+        shared.armed = None;
+        drop(shared);
+        self.post((self.wake)());
+    }
 }
 
 #[cfg(test)]
@@ -277,7 +309,7 @@ mod tests {
 
     #[test]
     fn messages_reach_a_resting_engine_through_the_pool_in_order() {
-        let inbox = Counter::start(1, count_messages);
+        let inbox = Counter::start(1, count_messages, || 0);
         for message in 2..=100 {
             inbox.post(message);
         }
@@ -307,7 +339,7 @@ mod tests {
     #[test]
     fn a_waiting_thread_is_woken_by_a_message_and_the_deadline_ends_the_wait() {
         let (first, _) = mpsc::channel();
-        let inbox = Inbox::start(first, held_forever);
+        let inbox = Inbox::start(first, held_forever, || mpsc::channel().0);
         while inbox.has_mail() {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -326,9 +358,32 @@ mod tests {
     }
 
     #[test]
+    fn a_timer_delivers_the_wake_message_once_and_earlier_deadlines_replace_later_ones() {
+        let inbox = Counter::start(1, count_messages, || 7);
+        let now = Instant::now();
+        inbox.wake_at(now + Duration::from_millis(60));
+        inbox.wake_at(now + Duration::from_millis(20));
+        // Later than the pending one: nothing new is armed.
+        inbox.wake_at(now + Duration::from_secs(3600));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let shared = inbox.lock();
+            let served = shared.resting.clone().unwrap_or_default();
+            if served.len() >= 2 && shared.phase == Phase::Idle {
+                // The 20 ms timer delivered one wake; the 60 ms one was stale.
+                assert_eq!(served, [1, 7]);
+                assert_eq!(shared.armed, None);
+                break;
+            }
+            assert!(Instant::now() < deadline, "no wake message: {served:?}");
+        }
+    }
+
+    #[test]
     fn a_closed_inbox_drops_what_it_holds_and_what_comes_later() {
         let (first, _) = mpsc::channel();
-        let inbox = Inbox::start(first, held_forever);
+        let inbox = Inbox::start(first, held_forever, || mpsc::channel().0);
         let (reply, answered) = mpsc::channel::<()>();
         inbox.close();
         inbox.post(reply);

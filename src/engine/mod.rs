@@ -35,6 +35,7 @@ use host::{Host, ToolAnswer};
 use stack::PROGRAM_STACK_BYTES;
 
 pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
+pub use heap::memory_freed;
 pub use pool::{set_threads, stats as pool_stats, PoolStats, MAX_THREADS, THREADS_VARIABLE};
 pub use worker::live as live_engines;
 
@@ -282,6 +283,7 @@ impl Engine {
         let inbox = EngineInbox::start(
             Command::Start(config, host, Arc::clone(&shutdown), ready),
             worker::serve,
+            || Command::Wake,
         );
         (
             Engine {

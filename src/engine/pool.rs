@@ -20,7 +20,7 @@
 use std::collections::{BinaryHeap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
@@ -33,6 +33,8 @@ pub(super) trait Job: Send + Sync + 'static {
     /// The pool cannot run the job (no thread could be started): it must answer its messages
     /// with a failure rather than leave them waiting.
     fn abandon(self: Arc<Self>);
+    /// A timer set with [`wake_at`] for `at` fired.
+    fn timer(self: Arc<Self>, at: Instant);
 }
 
 /// The environment variable that sizes the pool when it starts.
@@ -46,11 +48,33 @@ pub const MAX_THREADS: usize = 1024;
 /// `inbox.rs` on the cost of waking a sleeping thread).
 const SPIN: Duration = Duration::from_micros(50);
 
-/// A timer: `fire` runs on a pool thread at (or soon after) `at`.
+/// What a timer does when it fires. Neither allocates: a timer often outlives the run that set
+/// it, and must not pin memory meanwhile.
+enum Action {
+    /// Tells the job, if it still exists.
+    Wake(Weak<dyn Job>),
+    /// Calls the function.
+    Call(fn()),
+}
+
+impl Action {
+    fn fire(self, at: Instant) {
+        match self {
+            Action::Wake(job) => {
+                if let Some(job) = job.upgrade() {
+                    job.timer(at);
+                }
+            }
+            Action::Call(action) => action(),
+        }
+    }
+}
+
+/// A timer: `action` runs on a pool thread at (or soon after) `at`.
 struct Timer {
     at: Instant,
     order: u64,
-    fire: Box<dyn FnOnce() + Send>,
+    action: Action,
 }
 
 impl PartialEq for Timer {
@@ -158,15 +182,24 @@ pub(super) fn schedule(job: Arc<dyn Job>) {
     }
 }
 
-/// Runs `fire` on a pool thread once `at` has passed. A timer whose work is over by then should
-/// do nothing when it fires; timers are not cancelled.
-pub(super) fn at(at: Instant, fire: Box<dyn FnOnce() + Send>) {
+/// Tells `job` (through [`Job::timer`]) on a pool thread once `at` has passed, if it still
+/// exists. Timers are not cancelled: a job whose wait is over by then ignores it.
+pub(super) fn wake_at(at: Instant, job: Weak<dyn Job>) {
+    add_timer(at, Action::Wake(job));
+}
+
+/// Calls `action` on a pool thread once `at` has passed.
+pub(super) fn call_at(at: Instant, action: fn()) {
+    add_timer(at, Action::Call(action));
+}
+
+fn add_timer(at: Instant, action: Action) {
     let pool = pool();
     let mut state = pool.lock();
     let earliest = state.timers.peek().is_none_or(|first| at < first.at);
     let order = state.timer_order;
     state.timer_order += 1;
-    state.timers.push(Timer { at, order, fire });
+    state.timers.push(Timer { at, order, action });
     // A sleeping thread sleeps until the earliest timer it knew of: wake one to look again.
     // Busy threads look at the timers whenever they finish a job.
     if earliest && state.spinning == 0 {
@@ -258,7 +291,7 @@ fn thread_main(number: usize) {
         if !due.is_empty() {
             drop(state);
             for timer in due {
-                let _ = catch_unwind(AssertUnwindSafe(timer.fire));
+                let _ = catch_unwind(AssertUnwindSafe(|| timer.action.fire(timer.at)));
             }
             state = pool.lock();
             continue;
@@ -327,6 +360,13 @@ mod tests {
         }
 
         fn abandon(self: Arc<Self>) {}
+
+        fn timer(self: Arc<Self>, at: Instant) {
+            let _ = self.served.send((
+                format!("{} at {at:?}", self.name),
+                std::thread::current().id(),
+            ));
+        }
     }
 
     #[test]
@@ -356,16 +396,26 @@ mod tests {
         names.sort();
         assert_eq!(names, ["a", "b", "c"]);
 
-        let (fired, fired_at) = mpsc::channel();
         let start = Instant::now();
-        at(
-            start + Duration::from_millis(30),
-            Box::new(move || {
-                let _ = fired.send(Instant::now());
-            }),
-        );
-        let when = fired_at.recv_timeout(Duration::from_secs(10)).unwrap();
-        assert!(when >= start + Duration::from_millis(30));
+        let due = start + Duration::from_millis(30);
+        let probe: Arc<dyn Job> = Arc::new(Probe {
+            served,
+            name: "timer".into(),
+            hold: Duration::ZERO,
+        });
+        wake_at(due, Arc::downgrade(&probe));
+        let (fired, _) = results.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(fired, format!("timer at {due:?}"));
+        assert!(Instant::now() >= due);
+        // A timer of a job that is gone does nothing.
+        let gone: Arc<dyn Job> = Arc::new(Probe {
+            served: mpsc::channel().0,
+            name: "gone".into(),
+            hold: Duration::ZERO,
+        });
+        wake_at(start, Arc::downgrade(&gone));
+        drop(gone);
+        drop(probe);
         let stats = stats();
         assert!(stats.threads >= 1 && stats.threads <= stats.size);
     }
@@ -378,7 +428,7 @@ mod tests {
             heap.push(Timer {
                 at: now + Duration::from_millis(delay),
                 order: order as u64,
-                fire: Box::new(|| {}),
+                action: Action::Call(|| {}),
             });
         }
         let order: Vec<u64> = std::iter::from_fn(|| heap.pop().map(|timer| timer.order)).collect();

@@ -48,8 +48,6 @@ struct InFlight {
     request: RunRequest,
     reply: oneshot::Sender<RunReport>,
     started: Instant,
-    /// Whether a pool timer will wake the run at its deadline.
-    timer_set: bool,
 }
 
 /// The engine and what it owns. Fields drop in order: everything that holds QuickJS values
@@ -135,7 +133,7 @@ fn serve_inbox(inbox: &Arc<EngineInbox>) {
             Handled::Stop(done) => {
                 // Everything held by the runtime goes with it, on this thread.
                 drop(worker);
-                heap::runtime_freed();
+                heap::memory_freed();
                 inbox.close();
                 if let Some(done) = done {
                     let _ = done.send(());
@@ -310,7 +308,6 @@ impl Worker {
                     request,
                     reply,
                     started,
-                    timer_set: false,
                 });
                 self.wait_off_thread(inbox);
             }
@@ -363,22 +360,9 @@ impl Worker {
 
     /// The in-flight run waits for an answer without a thread: make sure its deadline will
     /// wake it even if no answer ever comes.
-    fn wait_off_thread(&mut self, inbox: &Arc<EngineInbox>) {
-        let Some(in_flight) = self.in_flight.as_mut() else {
-            return;
-        };
-        if !in_flight.timer_set {
-            in_flight.timer_set = true;
-            let deadline = in_flight.started + Duration::from_millis(in_flight.request.timeout_ms);
-            let inbox = Arc::downgrade(inbox);
-            pool::at(
-                deadline,
-                Box::new(move || {
-                    if let Some(inbox) = inbox.upgrade() {
-                        inbox.post(Command::Wake);
-                    }
-                }),
-            );
+    fn wait_off_thread(&self, inbox: &Arc<EngineInbox>) {
+        if let Some(in_flight) = &self.in_flight {
+            inbox.wake_at(in_flight.started + Duration::from_millis(in_flight.request.timeout_ms));
         }
     }
 

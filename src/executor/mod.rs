@@ -316,6 +316,18 @@ impl Executor {
             })
         }
     }
+
+    /// Stops the engine at once, whatever the state: a run in flight ends with "the executor was
+    /// shut down" and the runtime is freed. For an executor nobody can call again (its host is
+    /// going away); the state becomes `DEAD`.
+    pub fn stop_now(&self) {
+        let engine = {
+            let mut guard = lock(&self.inner);
+            guard.state = ExecutorState::Dead;
+            guard.engine.take()
+        };
+        drop(engine);
+    }
 }
 
 /// Refuses a tool or variable name the executor keeps for itself.

@@ -205,3 +205,24 @@ async fn validation_failure_lists_each_error_with_its_position() {
     assert_eq!(error.details["diagnostics"][0]["rule"], "syntax_valid");
     assert_eq!(executor.state(), ExecutorState::Ready);
 }
+
+#[tokio::test]
+async fn stop_now_interrupts_a_spinning_run_and_leaves_the_executor_dead() {
+    let executor = with_options(Options {
+        max_operations: u64::MAX,
+        timeout_ms: 60_000,
+        ..Options::default()
+    });
+    executor.init().await.finish().unwrap();
+    let run = executor.run("while (true) {}".into(), RunAbort::new());
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    executor.stop_now();
+    assert_eq!(executor.state(), ExecutorState::Dead);
+    let error = tokio::time::timeout(std::time::Duration::from_secs(10), run)
+        .await
+        .expect("the run did not stop")
+        .finish()
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::RuntimeException);
+    assert!(error.message.contains("shut down"), "{}", error.message);
+}

@@ -1,6 +1,7 @@
 //! The `SESExecutor` class (§3.2): converts arguments, forwards to [`Executor`], and turns its
 //! results into `CodeOutput` objects and `ExecutorError`s. It decides nothing.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::{
@@ -15,6 +16,7 @@ use super::log_stream::{JsLogEntry, LogStream};
 use super::options::read;
 use super::program::{read_code, CODE_NOT_A_STRING};
 use super::settle::{settle, settle_on_runtime, settle_then};
+use super::teardown;
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::Host;
@@ -116,6 +118,8 @@ pub struct SesExecutor {
     tools: ToolTable,
     /// Node's side of the executor: its tool calls and the settling of its promises.
     node: Arc<NodeHost>,
+    /// Set once the executor's Node environment is being torn down.
+    closing: Arc<AtomicBool>,
 }
 
 #[napi]
@@ -280,6 +284,18 @@ impl SesExecutor {
     }
 }
 
+impl Drop for SesExecutor {
+    /// Collected: what the executor held on Node's side (its threadsafe function, tool
+    /// references, queues) goes back to the system with the next trim, as its runtime's does.
+    /// Finalized as its environment is torn down: its engine stops now (see `teardown.rs`).
+    fn drop(&mut self) {
+        if self.closing.load(Ordering::Acquire) {
+            self.executor.stop_now();
+        }
+        crate::engine::memory_freed();
+    }
+}
+
 impl SesExecutor {
     /// An executor whose host starts with the functions of the registered object modules.
     fn with_options(env: &Env, resolved: Resolved) -> Result<Self> {
@@ -295,6 +311,7 @@ impl SesExecutor {
             executor: Executor::new(options, Arc::clone(&node) as Arc<dyn Host>),
             tools,
             node,
+            closing: teardown::closing(env),
         })
     }
 }
