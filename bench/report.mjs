@@ -340,7 +340,7 @@ export function render(results) {
   lines.push(
     'Sources: `bench/workloads.mjs` (guest code and tools, the same for every JavaScript peer; Python ' +
       'equivalents for Pyodide), `bench/adapters/*.mjs` (one per peer), `bench/child.mjs` (the ' +
-      'workloads, timed with tinybench where a sample is one call; W6/W7/W8/W10 time their own ' +
+      'workloads, timed with tinybench where a sample is one call; W6/W7/W8/W10/W11/W12 time their own ' +
       'events), `examples/guard_overhead.rs`.',
   )
   lines.push('')
