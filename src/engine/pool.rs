@@ -4,7 +4,7 @@
 //! its inbox (`inbox.rs`); a message for an idle executor queues the inbox here, and the next
 //! free pool thread takes it up, serves its messages and puts it back. A run that waits for an
 //! asynchronous tool gives its thread back the same way, and is queued again when the answer (or
-//! its deadline, through [`at`]) arrives.
+//! its deadline, through [`wake_at`]) arrives.
 //!
 //! Scheduling is first come, first served: a queued executor is taken by the next thread that is
 //! free, and an executor with more work queued behind a finished run goes to the back of the
