@@ -28,8 +28,8 @@ if (!loads()) {
   const headers = existsSync(path.join(prefix, 'include', 'node', 'node.h')) ? [`--nodedir=${prefix}`] : []
   console.log(`bench: building isolated-vm with node-gyp${headers.length ? ` against ${prefix}/include/node` : ''} (about a minute)`)
   // What its own install script runs after the download fails: rebuild, then drop the objects.
-  const built = existsSync(nodeGyp) && run(process.execPath, [nodeGyp, 'rebuild', '--release', '-j', 'max', ...headers], peer)
-  if (built) run(process.execPath, [nodeGyp, 'clean'], peer)
+  const built = existsSync(nodeGyp) && run(process.execPath, [nodeGyp, 'rebuild', '--release', '-j', 'max', '--loglevel=warn', ...headers], peer)
+  if (built) run(process.execPath, [nodeGyp, 'clean', '--loglevel=warn'], peer)
   if (!built || !loads()) console.log('bench: isolated-vm did not build; the benchmark runs without it')
 }
 
