@@ -51,6 +51,7 @@ function loads() {
 }
 
 function run(command, args, cwd) {
-  const result = spawnSync(command, args, { cwd, stdio: 'inherit', shell: process.platform === 'win32' })
+  // npm.cmd runs only through a shell on Windows; node itself must not (its path has a space).
+  const result = spawnSync(command, args, { cwd, stdio: 'inherit', shell: command.endsWith('.cmd') })
   return result.status === 0
 }

@@ -68,7 +68,7 @@ try {
   console.error(`pack:release: ${error.message}`)
   process.exitCode = 1
 } finally {
-  if (!process.env.PACK_KEEP) rmSync(scratch, { recursive: true, force: true }); else console.log('kept', scratch)
+  rmSync(scratch, { recursive: true, force: true })
 }
 
 /** This machine's build (`npm run build` writes `<binaryName>.<triple>.node` in the checkout). */
@@ -140,7 +140,8 @@ function npm(cwd, ...args) {
 }
 
 function run(command, args, cwd, stdout) {
-  const result = spawnSync(command, args, { cwd, stdio: ['ignore', stdout, 'inherit'], encoding: 'utf8', shell: process.platform === 'win32' })
+  // npm.cmd runs only through a shell on Windows; node itself must not (its path has a space).
+  const result = spawnSync(command, args, { cwd, stdio: ['ignore', stdout, 'inherit'], encoding: 'utf8', shell: command.endsWith('.cmd') })
   if (result.status !== 0) fail(`${path.basename(command)} ${args.join(' ')} (in ${cwd}) failed: ${result.error?.message ?? `exit ${result.status}`}`)
   return result.stdout
 }

@@ -188,7 +188,7 @@ function files(dir, contents) {
 }
 
 function npmInstall(dir, specs) {
-  console.log(`$ npm install ${specs.map((spec) => path.basename(spec)).join(' ')}   (in ${dir})`)
+  console.log(`$ npm install ${specs.map((spec) => (spec.endsWith('.tgz') ? path.basename(spec) : spec)).join(' ')}   (in ${dir})`)
   const result = mustRun(npm, ['install', '--no-audit', '--no-fund', ...specs], dir)
   process.stdout.write(result.stdout.replace(/^/gm, '    '))
   process.stdout.write(result.stderr.replace(/^/gm, '    '))
@@ -222,7 +222,8 @@ function run(command, args, cwd, { input, stdio } = {}) {
     stdio: stdio ?? 'pipe',
     encoding: 'utf8',
     timeout: 600_000,
-    shell: process.platform === 'win32',
+    // npm.cmd / npx.cmd run only through a shell on Windows; node itself must not (its path has a space).
+    shell: command.endsWith('.cmd'),
   })
 }
 
