@@ -35,6 +35,8 @@ pub struct RunOutput {
     /// The same logs as structured entries.
     pub log_entries: Vec<LogEntry>,
     pub stats: RunStats,
+    /// The canvases the run drew on, as PNG images in creation order.
+    pub images: Vec<crate::canvas::Image>,
 }
 
 /// The outcome of `init()` or `run()` together with the state change it brings. The caller
@@ -285,6 +287,7 @@ impl Executor {
                     is_final_answer,
                     log_entries: report.logs.entries,
                     stats: report.stats,
+                    images: report.images,
                 }),
                 Err(error) => Err(run_failed(error, report.logs.text)),
             };
@@ -393,6 +396,10 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
         EngineError::Limit { limit, message } => {
             ExecutorError::new(ErrorCode::RuntimeException, message).with_detail("limit", limit)
         }
+        EngineError::CanvasLimit { limit, message, at } => at_position(
+            ExecutorError::new(ErrorCode::RuntimeException, message).with_detail("limit", limit),
+            at,
+        ),
         EngineError::MaxOperations { limit } => {
             ExecutorError::new(ErrorCode::MaxOpsExceeded, limit).with_detail("maxOperations", limit)
         }
