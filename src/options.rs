@@ -184,14 +184,15 @@ impl Options {
             &mut |v| options.max_stack_bytes = saturating_usize(v),
         );
         record(
-            integer(raw.max_canvas_size, "maxCanvasSize", 1.0, "options_valid")
-                .and_then(|size| match size {
+            integer(raw.max_canvas_size, "maxCanvasSize", 1.0, "options_valid").and_then(|size| {
+                match size {
                     Some(size) if size > u64::from(MAX_CANVAS_SIZE) => Err(Diagnostic::error(
                         "options_valid",
                         format!("maxCanvasSize must be at most {MAX_CANVAS_SIZE}, got {size}"),
                     )),
                     other => Ok(other),
-                }),
+                }
+            }),
             &mut |v| options.max_canvas_size = u32::try_from(v).unwrap_or(MAX_CANVAS_SIZE),
         );
 

@@ -58,8 +58,8 @@ pub struct FixedBudget {
 }
 
 impl FixedBudget {
-    /// A budget of `limit` bytes.
-    pub fn new(limit: usize) -> Rc<dyn PixelBudget> {
+    /// A budget of `limit` bytes, shared as a [`PixelBudget`].
+    pub fn shared(limit: usize) -> Rc<dyn PixelBudget> {
         Rc::new(Self {
             limit,
             used: std::cell::Cell::new(0),

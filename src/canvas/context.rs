@@ -9,8 +9,8 @@ use std::rc::Rc;
 
 use tiny_skia::{
     BlendMode, FillRule, FilterQuality, GradientStop, LineCap, LineJoin, LinearGradient, Mask,
-    Paint, Pattern, Pixmap, RadialGradient, Rect, Shader,
-    SpreadMode, Stroke, StrokeDash, Transform,
+    Paint, Pattern, Pixmap, RadialGradient, Rect, Shader, SpreadMode, Stroke, StrokeDash,
+    Transform,
 };
 
 use super::budget::{PixelBudget, Reservation};
@@ -320,8 +320,7 @@ fn allocate(
     max_side: u32,
 ) -> Result<(Pixmap, Reservation), CanvasError> {
     let side = |value: f64| {
-        (value.is_finite() && value >= 1.0 && value <= f64::from(max_side))
-            .then(|| value.trunc())
+        (value.is_finite() && value >= 1.0 && value <= f64::from(max_side)).then(|| value.trunc())
     };
     let (Some(w), Some(h)) = (side(width), side(height)) else {
         if width.is_finite() && height.is_finite() && width >= 1.0 && height >= 1.0 {
@@ -678,7 +677,13 @@ impl Canvas {
         self.path.line_to(&self.state.transform, x, y)
     }
 
-    pub fn quadratic_curve_to(&mut self, cx: f64, cy: f64, x: f64, y: f64) -> Result<(), CanvasError> {
+    pub fn quadratic_curve_to(
+        &mut self,
+        cx: f64,
+        cy: f64,
+        x: f64,
+        y: f64,
+    ) -> Result<(), CanvasError> {
         self.path.quad_to(&self.state.transform, cx, cy, x, y)
     }
 
@@ -692,11 +697,23 @@ impl Canvas {
         self.path.rect(&self.state.transform, x, y, w, h)
     }
 
-    pub fn round_rect(&mut self, rect: (f64, f64, f64, f64), radii: CornerRadii) -> Result<(), CanvasError> {
+    pub fn round_rect(
+        &mut self,
+        rect: (f64, f64, f64, f64),
+        radii: CornerRadii,
+    ) -> Result<(), CanvasError> {
         self.path.round_rect(&self.state.transform, rect, radii)
     }
 
-    pub fn arc(&mut self, x: f64, y: f64, r: f64, start: f64, end: f64, ccw: bool) -> Result<(), CanvasError> {
+    pub fn arc(
+        &mut self,
+        x: f64,
+        y: f64,
+        r: f64,
+        start: f64,
+        end: f64,
+        ccw: bool,
+    ) -> Result<(), CanvasError> {
         self.path
             .arc(&self.state.transform, x, y, r, start, end, ccw)
     }
@@ -704,13 +721,28 @@ impl Canvas {
     /// `ellipse(x, y, rx, ry, rotation, start, end, ccw)`.
     pub fn ellipse(&mut self, e: [f64; 7], ccw: bool) -> Result<(), CanvasError> {
         let [x, y, rx, ry, rotation, start, end] = e;
-        self.path
-            .ellipse(&self.state.transform, x, y, rx, ry, rotation, start, end, ccw)
+        self.path.ellipse(
+            &self.state.transform,
+            x,
+            y,
+            rx,
+            ry,
+            rotation,
+            start,
+            end,
+            ccw,
+        )
     }
 
-    pub fn arc_to(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, r: f64) -> Result<(), CanvasError> {
-        self.path
-            .arc_to(&self.state.transform, x1, y1, x2, y2, r)
+    pub fn arc_to(
+        &mut self,
+        x1: f64,
+        y1: f64,
+        x2: f64,
+        y2: f64,
+        r: f64,
+    ) -> Result<(), CanvasError> {
+        self.path.arc_to(&self.state.transform, x1, y1, x2, y2, r)
     }
 
     // --- drawing -------------------------------------------------------------------------
@@ -748,18 +780,32 @@ impl Canvas {
 
     /// Fills `path` (user space) with `style` under the current transform.
     fn fill_user_path(&mut self, path: &tiny_skia::Path, fill: bool, rule: FillRule) {
-        let style = if fill { &self.state.fill } else { &self.state.stroke };
+        let style = if fill {
+            &self.state.fill
+        } else {
+            &self.state.stroke
+        };
         let Some(paint) = self.paint(style, Transform::identity()) else {
             return;
         };
         let transform = self.state.transform;
         if fill {
-            self.pixmap
-                .fill_path(path, &paint, rule, transform, self.state.clip.as_ref().map(|c| &c.mask));
+            self.pixmap.fill_path(
+                path,
+                &paint,
+                rule,
+                transform,
+                self.state.clip.as_ref().map(|c| &c.mask),
+            );
         } else {
             let stroke = self.stroke_settings();
-            self.pixmap
-                .stroke_path(path, &paint, &stroke, transform, self.state.clip.as_ref().map(|c| &c.mask));
+            self.pixmap.stroke_path(
+                path,
+                &paint,
+                &stroke,
+                transform,
+                self.state.clip.as_ref().map(|c| &c.mask),
+            );
         }
     }
 
@@ -811,8 +857,13 @@ impl Canvas {
             ..Paint::default()
         };
         let transform = self.state.transform;
-        self.pixmap
-            .fill_path(&rect, &paint, FillRule::Winding, transform, self.state.clip.as_ref().map(|c| &c.mask));
+        self.pixmap.fill_path(
+            &rect,
+            &paint,
+            FillRule::Winding,
+            transform,
+            self.state.clip.as_ref().map(|c| &c.mask),
+        );
     }
 
     /// `fill(fillRule)`: the current path, in device space.
@@ -828,8 +879,13 @@ impl Canvas {
         } else {
             FillRule::Winding
         };
-        self.pixmap
-            .fill_path(&path, &paint, rule, Transform::identity(), self.state.clip.as_ref().map(|c| &c.mask));
+        self.pixmap.fill_path(
+            &path,
+            &paint,
+            rule,
+            Transform::identity(),
+            self.state.clip.as_ref().map(|c| &c.mask),
+        );
     }
 
     /// `stroke()`: the current path, stroked with the line styles of the current transform.
@@ -898,7 +954,7 @@ impl Canvas {
             return Ok(());
         }
         // A maxWidth that is not a positive number draws nothing.
-        if max_width.is_some_and(|max| !(max > 0.0)) {
+        if max_width.is_some_and(|max| max.is_nan() || max <= 0.0) {
             return Ok(());
         }
         let interrupted = Rc::clone(&self.interrupted);
@@ -908,7 +964,11 @@ impl Canvas {
             Some(max) if line.width > max => max / line.width,
             _ => 1.0,
         };
-        let margin = if fill { 1.0 } else { self.state.line_width + 1.0 };
+        let margin = if fill {
+            1.0
+        } else {
+            self.state.line_width + 1.0
+        };
         let transform = self.state.transform;
         let (w, h) = (self.width() as f32, self.height() as f32);
         let visible = |rect: Rect| {
@@ -983,8 +1043,12 @@ impl Canvas {
                     ((row * i64::from(rect.width) + sx - rect.x) * 4) as usize,
                 );
                 let color = pixels[source].demultiply();
-                data[target..target + 4]
-                    .copy_from_slice(&[color.red(), color.green(), color.blue(), color.alpha()]);
+                data[target..target + 4].copy_from_slice(&[
+                    color.red(),
+                    color.green(),
+                    color.blue(),
+                    color.alpha(),
+                ]);
             }
         }
         data
@@ -1014,7 +1078,10 @@ impl Canvas {
             y0 += dh;
             dh = -dh;
         }
-        let (x1, y1) = ((x0 + dw).min(i64::from(width)), (y0 + dh).min(i64::from(height)));
+        let (x1, y1) = (
+            (x0 + dw).min(i64::from(width)),
+            (y0 + dh).min(i64::from(height)),
+        );
         let (x0, y0) = (x0.max(0), y0.max(0));
         let (w, h) = (i64::from(self.width()), i64::from(self.height()));
         let pixels = self.pixmap.pixels_mut();
@@ -1124,8 +1191,13 @@ impl Canvas {
             return;
         };
         let transform = self.state.transform;
-        self.pixmap
-            .fill_path(&rect, &paint, FillRule::Winding, transform, self.state.clip.as_ref().map(|c| &c.mask));
+        self.pixmap.fill_path(
+            &rect,
+            &paint,
+            FillRule::Winding,
+            transform,
+            self.state.clip.as_ref().map(|c| &c.mask),
+        );
     }
 
     /// The colour of one pixel, straight alpha (for tests and diagnostics).

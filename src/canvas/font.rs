@@ -97,12 +97,7 @@ fn font_size(token: &str) -> Option<f64> {
     // `1e2px` vs units starting with `e` (`em`, `ex`): take the longest numeric prefix that parses.
     let (number, unit) = (0..=split)
         .rev()
-        .find_map(|end| {
-            lower[..end]
-                .parse::<f64>()
-                .ok()
-                .map(|n| (n, &lower[end..]))
-        })?;
+        .find_map(|end| lower[..end].parse::<f64>().ok().map(|n| (n, &lower[end..])))?;
     let px = match unit {
         "px" => number,
         "pt" => number * 4.0 / 3.0,
@@ -218,7 +213,11 @@ impl FontSpec {
     }
 
     fn face(&self) -> Result<&'static Face<'static>, CanvasError> {
-        let face = if self.weight >= 600 { &*BOLD } else { &*REGULAR };
+        let face = if self.weight >= 600 {
+            &*BOLD
+        } else {
+            &*REGULAR
+        };
         face.as_ref()
             .ok_or_else(|| CanvasError::invalid_state("the bundled font could not be read"))
     }
@@ -442,7 +441,10 @@ impl<'t> TextLine<'t> {
 
     /// The glyph outlines, placed with the anchor `(x, y)`, `align`, `baseline` and a horizontal
     /// squeeze (`maxWidth`), in user space; `visible` culls glyphs by their user-space bounds.
-    #[allow(clippy::too_many_arguments, reason = "the text drawing parameters of the canvas")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the text drawing parameters of the canvas"
+    )]
     pub fn outlines(
         &self,
         font: &FontSpec,
@@ -477,7 +479,8 @@ impl<'t> TextLine<'t> {
             let slant = (self.skew * f64::from(bounds.y_max.max(0)) * sy).abs();
             #[allow(clippy::cast_possible_truncation, reason = "tiny-skia draws in f32")]
             let slant = slant as f32;
-            if let Some(rect) = Rect::from_ltrb(l.min(r) - slant, t.min(b), l.max(r) + slant, t.max(b))
+            if let Some(rect) =
+                Rect::from_ltrb(l.min(r) - slant, t.min(b), l.max(r) + slant, t.max(b))
             {
                 if visible(rect) {
                     let mut sink = Outline {
@@ -579,8 +582,12 @@ mod tests {
     #[test]
     fn the_shorthand_agents_write_parses() {
         let bold = FontSpec::parse("bold 14px sans-serif").unwrap();
-        assert_eq!((bold.weight, bold.size, bold.family.as_str()), (700, 14.0, "sans-serif"));
-        let all = FontSpec::parse("italic small-caps 600 12pt/1.5 \"Helvetica Neue\", Arial").unwrap();
+        assert_eq!(
+            (bold.weight, bold.size, bold.family.as_str()),
+            (700, 14.0, "sans-serif")
+        );
+        let all =
+            FontSpec::parse("italic small-caps 600 12pt/1.5 \"Helvetica Neue\", Arial").unwrap();
         assert_eq!(all.style, FontStyle::Italic);
         assert!(all.small_caps);
         assert_eq!(all.weight, 600);
@@ -593,7 +600,16 @@ mod tests {
 
     #[test]
     fn invalid_fonts_are_refused() {
-        for text in ["", "14px", "bold", "sans-serif", "14 sans-serif", "bold bold 1px a", "-1px a", "menu"] {
+        for text in [
+            "",
+            "14px",
+            "bold",
+            "sans-serif",
+            "14 sans-serif",
+            "bold bold 1px a",
+            "-1px a",
+            "menu",
+        ] {
             assert_eq!(FontSpec::parse(text), None, "{text}");
         }
     }
@@ -605,7 +621,10 @@ mod tests {
             "italic bold 14px Arial"
         );
         assert_eq!(FontSpec::default().to_css(), "10px sans-serif");
-        assert_eq!(FontSpec::parse("300 10.5px x").unwrap().to_css(), "300 10.5px x");
+        assert_eq!(
+            FontSpec::parse("300 10.5px x").unwrap().to_css(),
+            "300 10.5px x"
+        );
     }
 
     #[test]

@@ -135,7 +135,14 @@ impl CanvasPath {
     }
 
     /// `rect(x, y, w, h)`: a closed subpath, then a new one at `(x, y)`.
-    pub fn rect(&mut self, t: &Transform, x: f64, y: f64, w: f64, h: f64) -> Result<(), CanvasError> {
+    pub fn rect(
+        &mut self,
+        t: &Transform,
+        x: f64,
+        y: f64,
+        w: f64,
+        h: f64,
+    ) -> Result<(), CanvasError> {
         if !finite(&[x, y, w, h]) {
             return Ok(());
         }
@@ -160,7 +167,15 @@ impl CanvasPath {
         end: f64,
         counterclockwise: bool,
     ) -> Result<(), CanvasError> {
-        self.elliptic_arc("arc", t, (x, y), (radius, radius), 0.0, (start, end), counterclockwise)
+        self.elliptic_arc(
+            "arc",
+            t,
+            (x, y),
+            (radius, radius),
+            0.0,
+            (start, end),
+            counterclockwise,
+        )
     }
 
     /// `ellipse(x, y, radiusX, radiusY, rotation, startAngle, endAngle, counterclockwise)`.
@@ -177,7 +192,15 @@ impl CanvasPath {
         end: f64,
         counterclockwise: bool,
     ) -> Result<(), CanvasError> {
-        self.elliptic_arc("ellipse", t, (x, y), (rx, ry), rotation, (start, end), counterclockwise)
+        self.elliptic_arc(
+            "ellipse",
+            t,
+            (x, y),
+            (rx, ry),
+            rotation,
+            (start, end),
+            counterclockwise,
+        )
     }
 
     #[allow(clippy::too_many_arguments, reason = "the Canvas API's own parameters")]
@@ -427,7 +450,10 @@ mod tests {
         path.move_to(&t, 0.0, 0.0).unwrap();
         path.arc_to(&t, 10.0, 0.0, 10.0, 10.0, 4.0).unwrap();
         let last = path.builder.last_point().unwrap();
-        assert!((last.x - 10.0).abs() < 1e-3 && (last.y - 4.0).abs() < 1e-3, "{last:?}");
+        assert!(
+            (last.x - 10.0).abs() < 1e-3 && (last.y - 4.0).abs() < 1e-3,
+            "{last:?}"
+        );
     }
 
     #[test]

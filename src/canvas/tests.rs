@@ -15,7 +15,7 @@ fn canvas(width: u32, height: u32) -> Canvas {
         f64::from(width),
         f64::from(height),
         DEFAULT_MAX_CANVAS_SIZE,
-        FixedBudget::new(64 << 20),
+        FixedBudget::shared(64 << 20),
         never(),
     )
     .unwrap()
@@ -135,18 +135,25 @@ fn arcs_curves_and_round_rects_cover_their_shapes() {
     assert_eq!(at(&c, 50, 31)[3], 255);
     assert_eq!(at(&c, 34, 34)[3], 0, "outside the circle, inside its box");
     let (l, t, r, b) = inked(&c).unwrap();
-    assert!((29..=30).contains(&l) && (29..=30).contains(&t) && (69..=70).contains(&r) && (69..=70).contains(&b));
+    assert!(
+        (29..=30).contains(&l)
+            && (29..=30).contains(&t)
+            && (69..=70).contains(&r)
+            && (69..=70).contains(&b)
+    );
 
     let mut c = canvas(100, 100);
     c.begin_path();
-    c.ellipse([50.0, 50.0, 40.0, 10.0, 0.0, 0.0, TAU], false).unwrap();
+    c.ellipse([50.0, 50.0, 40.0, 10.0, 0.0, 0.0, TAU], false)
+        .unwrap();
     c.fill(false);
     let (l, t, r, b) = inked(&c).unwrap();
     assert!(l <= 10 && r >= 89 && t >= 39 && b <= 60);
 
     let mut c = canvas(100, 100);
     c.begin_path();
-    c.round_rect((10.0, 10.0, 80.0, 80.0), [(20.0, 20.0); 4]).unwrap();
+    c.round_rect((10.0, 10.0, 80.0, 80.0), [(20.0, 20.0); 4])
+        .unwrap();
     c.fill(false);
     assert_eq!(at(&c, 50, 11)[3], 255);
     assert_eq!(at(&c, 11, 11)[3], 0, "the corner is cut");
@@ -155,7 +162,8 @@ fn arcs_curves_and_round_rects_cover_their_shapes() {
     c.begin_path();
     c.move_to(10.0, 90.0).unwrap();
     c.quadratic_curve_to(50.0, -70.0, 90.0, 90.0).unwrap();
-    c.bezier_curve_to([90.0, 95.0, 10.0, 95.0, 10.0, 90.0]).unwrap();
+    c.bezier_curve_to([90.0, 95.0, 10.0, 95.0, 10.0, 90.0])
+        .unwrap();
     c.close_path();
     c.fill(false);
     assert_eq!(at(&c, 50, 50)[3], 255);
@@ -260,7 +268,10 @@ fn gradients_interpolate_their_stops() {
     let right = at(&c, 100, 5);
     assert!(left[0] > 245 && left[2] < 10, "{left:?}");
     assert!(right[2] > 245 && right[0] < 10, "{right:?}");
-    assert!((110..=145).contains(&middle[0]) && (110..=145).contains(&middle[2]), "{middle:?}");
+    assert!(
+        (110..=145).contains(&middle[0]) && (110..=145).contains(&middle[2]),
+        "{middle:?}"
+    );
 
     let mut radial = Gradient::radial([50.0, 5.0, 0.0, 50.0, 5.0, 50.0]).unwrap();
     radial.add_color_stop(0.0, "white").unwrap();
@@ -314,9 +325,19 @@ fn filled_text_lies_inside_its_measured_box() {
     let top = 40.0 - metrics.actual_bounding_box_ascent;
     let bottom = 40.0 + metrics.actual_bounding_box_descent;
     let near = |pixel: u32, edge: f64| (f64::from(pixel) - edge).abs() <= 1.5;
-    assert!(near(l, left) && near(r, right), "x {l}..{r} vs {left}..{right}");
-    assert!(near(t, top) && near(b, bottom), "y {t}..{b} vs {top}..{bottom}");
-    assert!(metrics.width > 120.0 && metrics.width < 160.0, "{}", metrics.width);
+    assert!(
+        near(l, left) && near(r, right),
+        "x {l}..{r} vs {left}..{right}"
+    );
+    assert!(
+        near(t, top) && near(b, bottom),
+        "y {t}..{b} vs {top}..{bottom}"
+    );
+    assert!(
+        metrics.width > 120.0 && metrics.width < 160.0,
+        "{}",
+        metrics.width
+    );
 }
 
 #[test]
@@ -330,12 +351,18 @@ fn text_align_and_baseline_move_the_text() {
         inked(&c).unwrap()
     };
     let (l, _, r, b) = bounds(TextAlign::Center, TextBaseline::Alphabetic);
-    assert!((i64::from(l) + i64::from(r) - 200).abs() <= 2, "centred: {l}..{r}");
+    assert!(
+        (i64::from(l) + i64::from(r) - 200).abs() <= 2,
+        "centred: {l}..{r}"
+    );
     assert!((48..=50).contains(&b), "alphabetic: bottom {b}");
     let (_, _, r, _) = bounds(TextAlign::Right, TextBaseline::Alphabetic);
     assert!((98..=100).contains(&r), "right-aligned: {r}");
     let (l, t, _, _) = bounds(TextAlign::Left, TextBaseline::Top);
-    assert!((100..=102).contains(&l) && (50..=53).contains(&t), "top-left: {l}, {t}");
+    assert!(
+        (100..=102).contains(&l) && (50..=53).contains(&t),
+        "top-left: {l}, {t}"
+    );
     let (_, t, _, b) = bounds(TextAlign::Left, TextBaseline::Middle);
     assert!(t < 50 && b > 50, "middle: {t}..{b}");
 }
@@ -369,7 +396,10 @@ fn stroke_text_outlines_glyphs_and_rotated_text_draws() {
     c.rotate(-TAU / 4.0);
     c.draw_text("Label", 0.0, 0.0, None, true).unwrap();
     let (l, t, r, b) = inked(&c).unwrap();
-    assert!(b - t > r - l, "vertical text is taller than wide: {l},{t} {r},{b}");
+    assert!(
+        b - t > r - l,
+        "vertical text is taller than wide: {l},{t} {r},{b}"
+    );
 }
 
 #[test]
@@ -395,7 +425,10 @@ fn image_data_round_trips_straight_alpha() {
 
     assert!(ImageDataRect::new(0, 0, 0, 5, 8192).is_err());
     let flipped = ImageDataRect::new(5, 5, -2, -3, 8192).unwrap();
-    assert_eq!((flipped.x, flipped.y, flipped.width, flipped.height), (3, 2, 2, 3));
+    assert_eq!(
+        (flipped.x, flipped.y, flipped.width, flipped.height),
+        (3, 2, 2, 3)
+    );
     let error = ImageDataRect::new(0, 0, 9000, 1, 8192).unwrap_err();
     assert_eq!(error.kind, CanvasErrorKind::Limit("maxCanvasSize"));
 }
@@ -410,12 +443,20 @@ fn draw_image_scales_and_crops_another_canvas() {
 
     let mut c = canvas(40, 40);
     c.set_image_smoothing(false);
-    c.draw_image(source.bitmap(), [0.0, 0.0, 10.0, 10.0], [0.0, 0.0, 40.0, 40.0]);
+    c.draw_image(
+        source.bitmap(),
+        [0.0, 0.0, 10.0, 10.0],
+        [0.0, 0.0, 40.0, 40.0],
+    );
     assert_eq!(at(&c, 5, 20), RED);
     assert_eq!(at(&c, 35, 20), BLUE);
 
     let mut c = canvas(40, 40);
-    c.draw_image(source.bitmap(), [5.0, 0.0, 5.0, 10.0], [10.0, 10.0, 5.0, 10.0]);
+    c.draw_image(
+        source.bitmap(),
+        [5.0, 0.0, 5.0, 10.0],
+        [10.0, 10.0, 5.0, 10.0],
+    );
     assert_eq!(inked(&c), Some((10, 10, 14, 19)));
     assert_eq!(at(&c, 12, 15), BLUE);
 
@@ -426,12 +467,18 @@ fn draw_image_scales_and_crops_another_canvas() {
 
 #[test]
 fn sizes_are_capped_and_pixels_are_budgeted() {
-    let budget = FixedBudget::new(100 * 100 * 4);
+    let budget = FixedBudget::shared(100 * 100 * 4);
     let make = |w: f64, h: f64, max: u32| Canvas::new(w, h, max, Rc::clone(&budget), never());
     let error = make(200.0, 10.0, 100).unwrap_err();
     assert_eq!(error.kind, CanvasErrorKind::Limit("maxCanvasSize"));
-    assert_eq!(make(0.0, 10.0, 100).unwrap_err().kind, CanvasErrorKind::Range);
-    assert_eq!(make(f64::NAN, 10.0, 100).unwrap_err().kind, CanvasErrorKind::Range);
+    assert_eq!(
+        make(0.0, 10.0, 100).unwrap_err().kind,
+        CanvasErrorKind::Range
+    );
+    assert_eq!(
+        make(f64::NAN, 10.0, 100).unwrap_err().kind,
+        CanvasErrorKind::Range
+    );
 
     let full = make(100.0, 100.0, 8192).unwrap();
     let error = make(1.0, 1.0, 8192).unwrap_err();
@@ -442,7 +489,11 @@ fn sizes_are_capped_and_pixels_are_budgeted() {
     assert_eq!((small.width(), small.height()), (100, 100));
     assert!(small.clip(false).is_err(), "a clip mask needs budget too");
     assert!(small.resize(200.0, 200.0).is_err());
-    assert_eq!((small.width(), small.height()), (100, 100), "a failed resize keeps the bitmap");
+    assert_eq!(
+        (small.width(), small.height()),
+        (100, 100),
+        "a failed resize keeps the bitmap"
+    );
     small.resize(10.0, 10.0).unwrap();
     let _another = make(90.0, 90.0, 8192).unwrap();
 }
@@ -465,7 +516,7 @@ fn long_text_stops_when_interrupted() {
         10.0,
         10.0,
         100,
-        FixedBudget::new(1 << 20),
+        FixedBudget::shared(1 << 20),
         Rc::new(move || {
             counter.set(counter.get() + 1);
             true
@@ -485,11 +536,19 @@ fn png_output_decodes_to_the_same_pixels() {
     c.set_fill_style(color("#336699"));
     c.fill_rect(0.0, 0.0, 15.0, 20.0);
     let image = c.to_image().unwrap();
-    assert_eq!((image.mime_type, image.width, image.height), ("image/png", 30, 20));
+    assert_eq!(
+        (image.mime_type, image.width, image.height),
+        ("image/png", 30, 20)
+    );
     assert_eq!(&image.data[..8], b"\x89PNG\r\n\x1a\n");
     let decoded = tiny_skia::Pixmap::decode_png(&image.data).unwrap();
     assert_eq!((decoded.width(), decoded.height()), (30, 20));
     let pixel = decoded.pixel(5, 5).unwrap().demultiply();
-    assert_eq!([pixel.red(), pixel.green(), pixel.blue(), pixel.alpha()], [0x33, 0x66, 0x99, 255]);
-    assert!(image.data_url().starts_with("data:image/png;base64,iVBORw0KGgo"));
+    assert_eq!(
+        [pixel.red(), pixel.green(), pixel.blue(), pixel.alpha()],
+        [0x33, 0x66, 0x99, 255]
+    );
+    assert!(image
+        .data_url()
+        .starts_with("data:image/png;base64,iVBORw0KGgo"));
 }

@@ -33,9 +33,8 @@ use super::globals::{named_error, throw_stop};
 use super::heap::HeapMeter;
 use super::state::RunState;
 use crate::canvas::{
-    data_url, Canvas, CanvasError, CanvasErrorKind, CompositeOp, CornerRadii,
-    Gradient, Image, ImageDataRect, OverBudget, PixelBudget, Rgba, Style, TextAlign,
-    TextBaseline,
+    data_url, Canvas, CanvasError, CanvasErrorKind, CompositeOp, CornerRadii, Gradient, Image,
+    ImageDataRect, OverBudget, PixelBudget, Rgba, Style, TextAlign, TextBaseline,
 };
 
 /// What the canvas bindings share: the run state (deadline), the pixel budget, the size cap, and
@@ -172,7 +171,10 @@ pub fn install<'js>(
         },
     )?
     .with_name("getCanvas")?;
-    globals.prop("getCanvas", Property::from(get_canvas).writable().configurable())?;
+    globals.prop(
+        "getCanvas",
+        Property::from(get_canvas).writable().configurable(),
+    )?;
 
     let for_new = Rc::clone(&env);
     let offscreen = Constructor::new_class::<JsCanvas, _, _>(
@@ -189,12 +191,21 @@ pub fn install<'js>(
     let for_data = Rc::clone(&env);
     let image_data = Constructor::new_class::<JsImageData, _, _>(
         ctx.clone(),
-        move |ctx: Ctx<'js>, args: Rest<Value<'js>>| JsImageData::construct(&ctx, &for_data, &args.0),
+        move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
+            JsImageData::construct(&ctx, &for_data, &args.0)
+        },
     )?;
-    globals.prop("ImageData", Property::from(image_data).writable().configurable())?;
+    globals.prop(
+        "ImageData",
+        Property::from(image_data).writable().configurable(),
+    )?;
 
     let path2d = Function::new(ctx.clone(), |ctx: Ctx<'js>| -> Result<()> {
-        Err(unsupported(&ctx, "Path2D", "build the path on the context with beginPath(), moveTo(), lineTo() …"))
+        Err(unsupported(
+            &ctx,
+            "Path2D",
+            "build the path on the context with beginPath(), moveTo(), lineTo() …",
+        ))
     })?
     .with_name("Path2D")?
     .with_constructor(true);
@@ -303,9 +314,20 @@ impl<'js> Trace<'js> for JsCanvas<'js> {
 }
 
 impl<'js> JsCanvas<'js> {
-    fn create(ctx: &Ctx<'js>, env: &Rc<CanvasEnv>, width: f64, height: f64) -> Result<Class<'js, Self>> {
-        let canvas = Canvas::new(width, height, env.max_side, Rc::clone(&env.budget), env.interrupt())
-            .map_err(|error| throw(ctx, error))?;
+    fn create(
+        ctx: &Ctx<'js>,
+        env: &Rc<CanvasEnv>,
+        width: f64,
+        height: f64,
+    ) -> Result<Class<'js, Self>> {
+        let canvas = Canvas::new(
+            width,
+            height,
+            env.max_side,
+            Rc::clone(&env.budget),
+            env.interrupt(),
+        )
+        .map_err(|error| throw(ctx, error))?;
         let serial = env.next_serial.get();
         env.next_serial.set(serial + 1);
         Class::instance(
@@ -332,7 +354,10 @@ impl<'js> JsCanvas<'js> {
 
     fn resize(&self, ctx: &Ctx<'js>, width: Option<f64>, height: Option<f64>) -> Result<()> {
         let (w, h) = self.size();
-        let (w, h) = (width.unwrap_or(f64::from(w)), height.unwrap_or(f64::from(h)));
+        let (w, h) = (
+            width.unwrap_or(f64::from(w)),
+            height.unwrap_or(f64::from(h)),
+        );
         with_canvas(ctx, &self.surface, |canvas| canvas.resize(w, h))?;
         self.env.note_drawn(&self.surface);
         Ok(())
@@ -407,7 +432,12 @@ impl<'js> JsCanvas<'js> {
 
     /// `toDataURL(type)`: always PNG (the spec's fallback for types a canvas cannot encode).
     #[qjs(rename = "toDataURL")]
-    pub fn to_data_url(&self, ctx: Ctx<'js>, _type: Opt<Value<'js>>, _quality: Opt<Value<'js>>) -> Result<String> {
+    pub fn to_data_url(
+        &self,
+        ctx: Ctx<'js>,
+        _type: Opt<Value<'js>>,
+        _quality: Opt<Value<'js>>,
+    ) -> Result<String> {
         self.env.check_deadline(&ctx)?;
         let image = with_canvas(&ctx, &self.surface, |canvas| canvas.to_image())?;
         Ok(data_url(image.mime_type, &image.data))
@@ -433,7 +463,11 @@ impl<'js> JsCanvas<'js> {
 
     #[qjs(rename = "toBlob")]
     pub fn to_blob(&self, ctx: Ctx<'js>) -> Result<()> {
-        Err(unsupported(&ctx, "canvas.toBlob()", "use canvas.toDataURL()"))
+        Err(unsupported(
+            &ctx,
+            "canvas.toBlob()",
+            "use canvas.toDataURL()",
+        ))
     }
 }
 
@@ -453,7 +487,12 @@ impl<'js> Trace<'js> for JsGradient {
 #[rquickjs::methods]
 impl JsGradient {
     #[qjs(rename = "addColorStop")]
-    pub fn add_color_stop<'js>(&self, ctx: Ctx<'js>, offset: Coerced<f64>, color: Coerced<String>) -> Result<()> {
+    pub fn add_color_stop<'js>(
+        &self,
+        ctx: Ctx<'js>,
+        offset: Coerced<f64>,
+        color: Coerced<String>,
+    ) -> Result<()> {
         let mut gradient = self
             .gradient
             .try_borrow_mut()
@@ -559,11 +598,17 @@ impl<'js> JsImageData<'js> {
         let number = |value: Option<&Value<'js>>| -> Result<f64> {
             match value {
                 Some(value) => Ok(value.get::<Coerced<f64>>()?.0),
-                None => Err(Exception::throw_type(ctx, "ImageData(): width and height are required")),
+                None => Err(Exception::throw_type(
+                    ctx,
+                    "ImageData(): width and height are required",
+                )),
             }
         };
         let whole = |value: f64| -> i64 {
-            #[allow(clippy::cast_possible_truncation, reason = "saturating, as the DOM's `unsigned long` checks below refuse such sizes")]
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "saturating, as the DOM's `unsigned long` checks below refuse such sizes"
+            )]
             let value = value.trunc() as i64;
             value
         };
@@ -577,7 +622,11 @@ impl<'js> JsImageData<'js> {
                 };
                 let width = whole(number(args.get(1))?);
                 let pixels = bytes.len() / 4;
-                if bytes.is_empty() || bytes.len() % 4 != 0 || width <= 0 || pixels % usize::try_from(width).unwrap_or(usize::MAX) != 0 {
+                if bytes.is_empty()
+                    || bytes.len() % 4 != 0
+                    || width <= 0
+                    || pixels % usize::try_from(width).unwrap_or(usize::MAX) != 0
+                {
                     return Err(Exception::throw_range(
                         ctx,
                         "ImageData(): the data length must be a non-zero multiple of 4 × width",
@@ -613,7 +662,8 @@ impl<'js> JsImageData<'js> {
                         "ImageData(): width and height must be positive",
                     ));
                 }
-                let rect = ImageDataRect::new(0, 0, w, h, env.max_side).map_err(|error| throw(ctx, error))?;
+                let rect = ImageDataRect::new(0, 0, w, h, env.max_side)
+                    .map_err(|error| throw(ctx, error))?;
                 JsImageData::new(ctx, rect, &vec![0; rect.bytes()])
             }
         }
@@ -688,7 +738,11 @@ impl<'js> JsContext2d<'js> {
     }
 
     fn read<R>(&self, f: impl FnOnce(&Canvas) -> R, fallback: R) -> R {
-        self.surface.canvas.try_borrow().map(|canvas| f(&canvas)).unwrap_or(fallback)
+        self.surface
+            .canvas
+            .try_borrow()
+            .map(|canvas| f(&canvas))
+            .unwrap_or(fallback)
     }
 
     fn style_value(&self, ctx: &Ctx<'js>, style: Style) -> Result<Value<'js>> {
@@ -719,7 +773,11 @@ impl<'js> JsContext2d<'js> {
             return Ok(false);
         }
         if rule.is_object() {
-            return Err(unsupported(ctx, &format!("{method}(path: Path2D)"), "draw on the context's own path"));
+            return Err(unsupported(
+                ctx,
+                &format!("{method}(path: Path2D)"),
+                "draw on the context's own path",
+            ));
         }
         match rule.get::<Coerced<String>>()?.0.as_str() {
             "nonzero" => Ok(false),
@@ -736,8 +794,12 @@ impl<'js> JsContext2d<'js> {
 fn corner_radii<'js>(ctx: &Ctx<'js>, radii: Option<&Value<'js>>) -> Result<Option<CornerRadii>> {
     let one = |value: &Value<'js>| -> Result<(f64, f64)> {
         let (x, y) = if let Some(object) = value.as_object().filter(|_| !value.is_array()) {
-            let x: Coerced<f64> = object.get::<_, Option<Coerced<f64>>>("x")?.unwrap_or(Coerced(0.0));
-            let y: Coerced<f64> = object.get::<_, Option<Coerced<f64>>>("y")?.unwrap_or(Coerced(0.0));
+            let x: Coerced<f64> = object
+                .get::<_, Option<Coerced<f64>>>("x")?
+                .unwrap_or(Coerced(0.0));
+            let y: Coerced<f64> = object
+                .get::<_, Option<Coerced<f64>>>("y")?
+                .unwrap_or(Coerced(0.0));
             (x.0, y.0)
         } else {
             let r = value.get::<Coerced<f64>>()?.0;
@@ -746,7 +808,10 @@ fn corner_radii<'js>(ctx: &Ctx<'js>, radii: Option<&Value<'js>>) -> Result<Optio
         if x < 0.0 || y < 0.0 {
             return Err(Exception::throw_range(
                 ctx,
-                &format!("roundRect(): a radius must not be negative (got {})", x.min(y)),
+                &format!(
+                    "roundRect(): a radius must not be negative (got {})",
+                    x.min(y)
+                ),
             ));
         }
         Ok((x, y))
@@ -770,7 +835,10 @@ fn corner_radii<'js>(ctx: &Ctx<'js>, radii: Option<&Value<'js>>) -> Result<Optio
         _ => {
             return Err(Exception::throw_range(
                 ctx,
-                &format!("roundRect(): radii must be a list of 1 to 4 values, got {}", parsed.len()),
+                &format!(
+                    "roundRect(): radii must be a list of 1 to 4 values, got {}",
+                    parsed.len()
+                ),
             ))
         }
     }))
@@ -834,7 +902,9 @@ impl<'js> JsContext2d<'js> {
 
     #[allow(clippy::too_many_arguments, reason = "the Canvas API's own signature")]
     pub fn transform(&self, ctx: Ctx<'js>, a: N, b: N, c: N, d: N, e: N, f: N) -> Result<()> {
-        self.set(&ctx, |canvas| canvas.transform([a.0, b.0, c.0, d.0, e.0, f.0]))
+        self.set(&ctx, |canvas| {
+            canvas.transform([a.0, b.0, c.0, d.0, e.0, f.0])
+        })
     }
 
     /// `setTransform(a, b, c, d, e, f)`, `setTransform({a, b, c, d, e, f})` or
@@ -844,7 +914,10 @@ impl<'js> JsContext2d<'js> {
         let m = match args.0.as_slice() {
             [] => [1.0, 0.0, 0.0, 1.0, 0.0, 0.0],
             [matrix] if matrix.is_object() => {
-                let object = matrix.as_object().cloned().ok_or(rquickjs::Error::Unknown)?;
+                let object = matrix
+                    .as_object()
+                    .cloned()
+                    .ok_or(rquickjs::Error::Unknown)?;
                 let mut m = [1.0, 0.0, 0.0, 1.0, 0.0, 0.0];
                 for (slot, (name, alias)) in m.iter_mut().zip([
                     ("a", "m11"),
@@ -888,7 +961,8 @@ impl<'js> JsContext2d<'js> {
     /// `getTransform()`: a plain `DOMMatrix`-like object (`a`…`f` and `m11`…`m42`).
     #[qjs(rename = "getTransform")]
     pub fn get_transform(&self, ctx: Ctx<'js>) -> Result<Object<'js>> {
-        let [a, b, c, d, e, f] = self.read(Canvas::transform_matrix, [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+        let [a, b, c, d, e, f] =
+            self.read(Canvas::transform_matrix, [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
         let matrix = Object::new(ctx)?;
         for (names, value) in [
             (["a", "m11"], a),
@@ -903,7 +977,10 @@ impl<'js> JsContext2d<'js> {
             }
         }
         matrix.set("is2D", true)?;
-        matrix.set("isIdentity", [a, b, c, d, e, f] == [1.0, 0.0, 0.0, 1.0, 0.0, 0.0])?;
+        matrix.set(
+            "isIdentity",
+            [a, b, c, d, e, f] == [1.0, 0.0, 0.0, 1.0, 0.0, 0.0],
+        )?;
         Ok(matrix)
     }
 
@@ -961,8 +1038,16 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[qjs(rename = "createLinearGradient")]
-    pub fn create_linear_gradient(&self, ctx: Ctx<'js>, x0: N, y0: N, x1: N, y1: N) -> Result<Class<'js, JsGradient>> {
-        let gradient = Gradient::linear(x0.0, y0.0, x1.0, y1.0).map_err(|error| throw(&ctx, error))?;
+    pub fn create_linear_gradient(
+        &self,
+        ctx: Ctx<'js>,
+        x0: N,
+        y0: N,
+        x1: N,
+        y1: N,
+    ) -> Result<Class<'js, JsGradient>> {
+        let gradient =
+            Gradient::linear(x0.0, y0.0, x1.0, y1.0).map_err(|error| throw(&ctx, error))?;
         Class::instance(
             ctx,
             JsGradient {
@@ -1048,7 +1133,10 @@ impl<'js> JsContext2d<'js> {
     #[qjs(rename = "setLineDash")]
     pub fn set_line_dash(&self, ctx: Ctx<'js>, segments: Value<'js>) -> Result<()> {
         let Some(array) = segments.as_array() else {
-            return Err(Exception::throw_type(&ctx, "setLineDash() takes an array of numbers"));
+            return Err(Exception::throw_type(
+                &ctx,
+                "setLineDash() takes an array of numbers",
+            ));
         };
         let segments = array
             .iter::<Coerced<f64>>()
@@ -1112,7 +1200,10 @@ impl<'js> JsContext2d<'js> {
 
     #[qjs(set, rename = "textBaseline")]
     pub fn set_text_baseline(&self, ctx: Ctx<'js>, baseline: Coerced<String>) -> Result<()> {
-        match TextBaseline::ALL.iter().find(|(_, name)| *name == baseline.0) {
+        match TextBaseline::ALL
+            .iter()
+            .find(|(_, name)| *name == baseline.0)
+        {
             Some((baseline, _)) => self.set(&ctx, |c| c.set_text_baseline(*baseline)),
             None => Ok(()),
         }
@@ -1173,8 +1264,19 @@ impl<'js> JsContext2d<'js> {
 
     #[qjs(rename = "bezierCurveTo")]
     #[allow(clippy::too_many_arguments, reason = "the Canvas API's own signature")]
-    pub fn bezier_curve_to(&self, ctx: Ctx<'js>, c1x: N, c1y: N, c2x: N, c2y: N, x: N, y: N) -> Result<()> {
-        self.path(&ctx, |c| c.bezier_curve_to([c1x.0, c1y.0, c2x.0, c2y.0, x.0, y.0]))
+    pub fn bezier_curve_to(
+        &self,
+        ctx: Ctx<'js>,
+        c1x: N,
+        c1y: N,
+        c2x: N,
+        c2y: N,
+        x: N,
+        y: N,
+    ) -> Result<()> {
+        self.path(&ctx, |c| {
+            c.bezier_curve_to([c1x.0, c1y.0, c2x.0, c2y.0, x.0, y.0])
+        })
     }
 
     pub fn rect(&self, ctx: Ctx<'js>, x: N, y: N, w: N, h: N) -> Result<()> {
@@ -1182,7 +1284,15 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[qjs(rename = "roundRect")]
-    pub fn round_rect(&self, ctx: Ctx<'js>, x: N, y: N, w: N, h: N, radii: Opt<Value<'js>>) -> Result<()> {
+    pub fn round_rect(
+        &self,
+        ctx: Ctx<'js>,
+        x: N,
+        y: N,
+        w: N,
+        h: N,
+        radii: Opt<Value<'js>>,
+    ) -> Result<()> {
         let Some(radii) = corner_radii(&ctx, radii.0.as_ref())? else {
             return Ok(());
         };
@@ -1190,7 +1300,16 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[allow(clippy::too_many_arguments, reason = "the Canvas API's own signature")]
-    pub fn arc(&self, ctx: Ctx<'js>, x: N, y: N, r: N, start: N, end: N, ccw: Opt<Coerced<bool>>) -> Result<()> {
+    pub fn arc(
+        &self,
+        ctx: Ctx<'js>,
+        x: N,
+        y: N,
+        r: N,
+        start: N,
+        end: N,
+        ccw: Opt<Coerced<bool>>,
+    ) -> Result<()> {
         let ccw = ccw.0.is_some_and(|c| c.0);
         self.path(&ctx, |c| c.arc(x.0, y.0, r.0, start.0, end.0, ccw))
     }
@@ -1229,7 +1348,11 @@ impl<'js> JsContext2d<'js> {
 
     pub fn stroke(&self, ctx: Ctx<'js>, path: Opt<Value<'js>>) -> Result<()> {
         if path.0.as_ref().is_some_and(Value::is_object) {
-            return Err(unsupported(&ctx, "stroke(path: Path2D)", "draw on the context's own path"));
+            return Err(unsupported(
+                &ctx,
+                "stroke(path: Path2D)",
+                "draw on the context's own path",
+            ));
         }
         self.draw(&ctx, |c| {
             c.stroke();
@@ -1246,13 +1369,27 @@ impl<'js> JsContext2d<'js> {
     // text
 
     #[qjs(rename = "fillText")]
-    pub fn fill_text(&self, ctx: Ctx<'js>, text: Coerced<String>, x: N, y: N, max_width: Opt<N>) -> Result<()> {
+    pub fn fill_text(
+        &self,
+        ctx: Ctx<'js>,
+        text: Coerced<String>,
+        x: N,
+        y: N,
+        max_width: Opt<N>,
+    ) -> Result<()> {
         let max_width = max_width.0.map(|m| m.0);
         self.draw(&ctx, |c| c.draw_text(&text.0, x.0, y.0, max_width, true))
     }
 
     #[qjs(rename = "strokeText")]
-    pub fn stroke_text(&self, ctx: Ctx<'js>, text: Coerced<String>, x: N, y: N, max_width: Opt<N>) -> Result<()> {
+    pub fn stroke_text(
+        &self,
+        ctx: Ctx<'js>,
+        text: Coerced<String>,
+        x: N,
+        y: N,
+        max_width: Opt<N>,
+    ) -> Result<()> {
         let max_width = max_width.0.map(|m| m.0);
         self.draw(&ctx, |c| c.draw_text(&text.0, x.0, y.0, max_width, false))
     }
@@ -1262,12 +1399,12 @@ impl<'js> JsContext2d<'js> {
     pub fn measure_text(&self, ctx: Ctx<'js>, text: Coerced<String>) -> Result<Object<'js>> {
         self.env.check_deadline(&ctx)?;
         let metrics = {
-            let canvas = self
-                .surface
-                .canvas
-                .try_borrow()
-                .map_err(|_| Exception::throw_type(&ctx, "the canvas is busy (re-entered while drawing)"))?;
-            canvas.measure_text(&text.0).map_err(|error| throw(&ctx, error))?
+            let canvas = self.surface.canvas.try_borrow().map_err(|_| {
+                Exception::throw_type(&ctx, "the canvas is busy (re-entered while drawing)")
+            })?;
+            canvas
+                .measure_text(&text.0)
+                .map_err(|error| throw(&ctx, error))?
         };
         let object = Object::new(ctx)?;
         for (name, value) in metrics.fields() {
@@ -1314,7 +1451,10 @@ impl<'js> JsContext2d<'js> {
             other => {
                 return Err(Exception::throw_type(
                     &ctx,
-                    &format!("drawImage() takes 3, 5 or 9 arguments, got {}", other.len() + 1),
+                    &format!(
+                        "drawImage() takes 3, 5 or 9 arguments, got {}",
+                        other.len() + 1
+                    ),
                 ))
             }
         };
@@ -1337,7 +1477,12 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[qjs(rename = "createImageData")]
-    pub fn create_image_data(&self, ctx: Ctx<'js>, first: Value<'js>, height: Opt<N>) -> Result<Class<'js, JsImageData<'js>>> {
+    pub fn create_image_data(
+        &self,
+        ctx: Ctx<'js>,
+        first: Value<'js>,
+        height: Opt<N>,
+    ) -> Result<Class<'js, JsImageData<'js>>> {
         let max_side = self.read(Canvas::max_side, 0);
         let (w, h) = match Class::<JsImageData>::from_value(&first) {
             Ok(other) => {
@@ -1346,9 +1491,15 @@ impl<'js> JsContext2d<'js> {
             }
             Err(_) => {
                 let Some(height) = height.0 else {
-                    return Err(Exception::throw_type(&ctx, "createImageData() takes a width and a height, or an ImageData"));
+                    return Err(Exception::throw_type(
+                        &ctx,
+                        "createImageData() takes a width and a height, or an ImageData",
+                    ));
                 };
-                #[allow(clippy::cast_possible_truncation, reason = "whole numbers; huge ones are refused by the size check")]
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    reason = "whole numbers; huge ones are refused by the size check"
+                )]
                 let size = (first.get::<N>()?.0.trunc() as i64, height.0.trunc() as i64);
                 (size.0.abs(), size.1.abs())
             }
@@ -1358,11 +1509,24 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[qjs(rename = "getImageData")]
-    pub fn get_image_data(&self, ctx: Ctx<'js>, x: Coerced<i32>, y: Coerced<i32>, w: Coerced<i32>, h: Coerced<i32>) -> Result<Class<'js, JsImageData<'js>>> {
+    pub fn get_image_data(
+        &self,
+        ctx: Ctx<'js>,
+        x: Coerced<i32>,
+        y: Coerced<i32>,
+        w: Coerced<i32>,
+        h: Coerced<i32>,
+    ) -> Result<Class<'js, JsImageData<'js>>> {
         self.env.check_deadline(&ctx)?;
         let max_side = self.read(Canvas::max_side, 0);
-        let rect = ImageDataRect::new(i64::from(x.0), i64::from(y.0), i64::from(w.0), i64::from(h.0), max_side)
-            .map_err(|error| throw(&ctx, error))?;
+        let rect = ImageDataRect::new(
+            i64::from(x.0),
+            i64::from(y.0),
+            i64::from(w.0),
+            i64::from(h.0),
+            max_side,
+        )
+        .map_err(|error| throw(&ctx, error))?;
         if let Err(over) = self.env.budget.reserve(rect.bytes()) {
             return Err(throw(
                 &ctx,
@@ -1391,24 +1555,45 @@ impl<'js> JsContext2d<'js> {
         dirty: Rest<Coerced<i32>>,
     ) -> Result<()> {
         let Ok(image) = Class::<JsImageData>::from_value(&data) else {
-            return Err(Exception::throw_type(&ctx, "putImageData(): the first argument must be an ImageData"));
+            return Err(Exception::throw_type(
+                &ctx,
+                "putImageData(): the first argument must be an ImageData",
+            ));
         };
         let (width, height, view) = {
             let image = image.try_borrow()?;
             (image.width, image.height, image.data.clone())
         };
         let Some(bytes) = clamped_bytes(&ctx, &view) else {
-            return Err(named_error(&ctx, "InvalidStateError", "putImageData(): the image data's buffer is detached")
-                .map(|e| ctx.throw(e.into_value()))
-                .unwrap_or_else(|e| e));
+            return Err(named_error(
+                &ctx,
+                "InvalidStateError",
+                "putImageData(): the image data's buffer is detached",
+            )
+            .map(|e| ctx.throw(e.into_value()))
+            .unwrap_or_else(|e| e));
         };
         let dirty = match dirty.0.as_slice() {
             [] => None,
-            [x, y, w, h] => Some((i64::from(x.0), i64::from(y.0), i64::from(w.0), i64::from(h.0))),
-            _ => return Err(Exception::throw_type(&ctx, "putImageData() takes 3 or 7 arguments")),
+            [x, y, w, h] => Some((
+                i64::from(x.0),
+                i64::from(y.0),
+                i64::from(w.0),
+                i64::from(h.0),
+            )),
+            _ => {
+                return Err(Exception::throw_type(
+                    &ctx,
+                    "putImageData() takes 3 or 7 arguments",
+                ))
+            }
         };
         self.draw(&ctx, |c| {
-            c.put_image_data((&bytes, width, height), (i64::from(dx.0), i64::from(dy.0)), dirty)
+            c.put_image_data(
+                (&bytes, width, height),
+                (i64::from(dx.0), i64::from(dy.0)),
+                dirty,
+            )
         })
     }
 }
@@ -1416,13 +1601,31 @@ impl<'js> JsContext2d<'js> {
 /// Members of the Canvas 2D API this canvas does not implement: `(name, what to do instead)`.
 /// Methods throw when called.
 const UNSUPPORTED_METHODS: [(&str, &str); 7] = [
-    ("createPattern", "fill with colours or gradients, or drawImage() the canvas where it is needed"),
-    ("createConicGradient", "use createLinearGradient() or createRadialGradient()"),
-    ("isPointInPath", "compute the hit test from the shape's own geometry"),
-    ("isPointInStroke", "compute the hit test from the shape's own geometry"),
+    (
+        "createPattern",
+        "fill with colours or gradients, or drawImage() the canvas where it is needed",
+    ),
+    (
+        "createConicGradient",
+        "use createLinearGradient() or createRadialGradient()",
+    ),
+    (
+        "isPointInPath",
+        "compute the hit test from the shape's own geometry",
+    ),
+    (
+        "isPointInStroke",
+        "compute the hit test from the shape's own geometry",
+    ),
     ("drawFocusIfNeeded", "there is no focus in this sandbox"),
-    ("scrollPathIntoView", "there is nothing to scroll in this sandbox"),
-    ("createImageBitmap", "draw the canvas itself with drawImage(canvas, x, y)"),
+    (
+        "scrollPathIntoView",
+        "there is nothing to scroll in this sandbox",
+    ),
+    (
+        "createImageBitmap",
+        "draw the canvas itself with drawImage(canvas, x, y)",
+    ),
 ];
 
 /// Properties this canvas does not implement: `(name, the value that disables them)`. Reading
@@ -1457,17 +1660,25 @@ impl Disabled {
         Ok(match self {
             Self::Number(n) => Value::new_number(ctx.clone(), n),
             Self::Text(text) => rquickjs::String::from_str(ctx.clone(), text)?.into_value(),
-            Self::Color => rquickjs::String::from_str(ctx.clone(), "rgba(0, 0, 0, 0)")?.into_value(),
+            Self::Color => {
+                rquickjs::String::from_str(ctx.clone(), "rgba(0, 0, 0, 0)")?.into_value()
+            }
         })
     }
 
     fn accepts(self, value: &Value<'_>) -> bool {
         match self {
-            Self::Number(n) => value.as_number().or_else(|| value.as_int().map(f64::from)) == Some(n),
+            Self::Number(n) => {
+                value.as_number().or_else(|| value.as_int().map(f64::from)) == Some(n)
+            }
             Self::Text(text) => value
                 .as_string()
                 .and_then(|s| s.to_string().ok())
-                .is_some_and(|s| s == text || (text == "ltr" && s == "inherit") || (text == "low" && matches!(s.as_str(), "medium" | "high"))),
+                .is_some_and(|s| {
+                    s == text
+                        || (text == "ltr" && s == "inherit")
+                        || (text == "low" && matches!(s.as_str(), "medium" | "high"))
+                }),
             Self::Color => value
                 .as_string()
                 .and_then(|s| s.to_string().ok())
@@ -1484,7 +1695,11 @@ fn install_stubs<'js>(ctx: &Ctx<'js>) -> Result<()> {
     };
     for (name, instead) in UNSUPPORTED_METHODS {
         let method = Function::new(ctx.clone(), move |ctx: Ctx<'_>| -> Result<()> {
-            Err(unsupported(&ctx, &format!("CanvasRenderingContext2D.{name}()"), instead))
+            Err(unsupported(
+                &ctx,
+                &format!("CanvasRenderingContext2D.{name}()"),
+                instead,
+            ))
         })?
         .with_name(name)?;
         prototype.prop(name, Property::from(method).writable().configurable())?;

@@ -49,7 +49,10 @@ fn a_run_that_draws_returns_its_canvas_as_png() {
     assert_eq!(text(&report), "done");
     assert_eq!(report.images.len(), 1);
     let image = &report.images[0];
-    assert_eq!((image.mime_type, image.width, image.height), ("image/png", 40, 30));
+    assert_eq!(
+        (image.mime_type, image.width, image.height),
+        ("image/png", 40, 30)
+    );
     assert_eq!(png_pixel(&image.data, 15, 15), [0, 128, 255, 255]);
     assert_eq!(png_pixel(&image.data, 5, 5), [0, 0, 0, 0]);
 }
@@ -92,7 +95,11 @@ fn images_come_in_creation_order_and_a_kept_canvas_returns_when_drawn_again() {
     );
     assert_eq!(report.images.len(), 1);
     let png = &report.images[0].data;
-    assert_eq!(png_pixel(png, 0, 0), [0, 0, 0, 255], "drawn in the first run");
+    assert_eq!(
+        png_pixel(png, 0, 0),
+        [0, 0, 0, 255],
+        "drawn in the first run"
+    );
     assert_eq!(png_pixel(png, 7, 7), [255, 0, 0, 255], "drawn in this run");
 }
 
@@ -121,7 +128,10 @@ fn a_failed_run_returns_no_images() {
     );
     assert!(report.result.is_err());
     assert!(report.images.is_empty());
-    assert!(run_on(&engine, "1", &options).images.is_empty(), "nothing left over");
+    assert!(
+        run_on(&engine, "1", &options).images.is_empty(),
+        "nothing left over"
+    );
 }
 
 #[test]
@@ -140,7 +150,11 @@ fn the_size_cap_is_a_catchable_range_error_and_a_structured_failure() {
     assert!(caught.starts_with("RangeError|maxCanvasSize|"), "{caught}");
     assert!(caught.contains("101×10"), "{caught}");
 
-    let report = run_on(&engine, "const big = new OffscreenCanvas(10, 1000)", &options);
+    let report = run_on(
+        &engine,
+        "const big = new OffscreenCanvas(10, 1000)",
+        &options,
+    );
     match report.result {
         Err(EngineError::CanvasLimit { limit, message, at }) => {
             assert_eq!(limit, "maxCanvasSize");
@@ -166,7 +180,10 @@ fn pixels_count_against_the_memory_limit_and_are_given_back() {
         Err(EngineError::CanvasLimit { limit, .. }) => assert_eq!(*limit, "memoryLimitBytes"),
         other => panic!("expected a canvas limit, got {other:?}"),
     }
-    assert!(!report.dirty, "nothing was allocated: the executor stays usable");
+    assert!(
+        !report.dirty,
+        "nothing was allocated: the executor stays usable"
+    );
 
     // 12 MiB of pixels leave QuickJS about 4 MiB: a 6 MiB string no longer fits.
     let report = run_on(
@@ -232,12 +249,21 @@ fn unsupported_members_throw_type_errors_naming_them() {
         "{message}"
     );
     let message = caught("g.shadowBlur = 4");
-    assert!(message.starts_with("TypeError: CanvasRenderingContext2D.shadowBlur"), "{message}");
-    assert_eq!(caught("g.shadowBlur = 0; g.shadowColor = 'transparent'"), "no error");
+    assert!(
+        message.starts_with("TypeError: CanvasRenderingContext2D.shadowBlur"),
+        "{message}"
+    );
+    assert_eq!(
+        caught("g.shadowBlur = 0; g.shadowColor = 'transparent'"),
+        "no error"
+    );
     let message = caught("g.canvas.getContext('webgl')");
     assert!(message.contains("getContext('webgl')"), "{message}");
     let message = caught("new Path2D()");
-    assert!(message.starts_with("TypeError: Path2D is not supported"), "{message}");
+    assert!(
+        message.starts_with("TypeError: Path2D is not supported"),
+        "{message}"
+    );
     let message = caught("g.fill(new Path2D())");
     assert!(message.contains("Path2D"), "{message}");
 }
