@@ -1527,6 +1527,8 @@ impl<'js> JsContext2d<'js> {
             max_side,
         )
         .map_err(|error| throw(&ctx, error))?;
+        // The data goes to the QuickJS heap: asking the budget first turns a request that cannot
+        // fit into a clear RangeError instead of an out-of-memory failure of the heap.
         if let Err(over) = self.env.budget.reserve(rect.bytes()) {
             return Err(throw(
                 &ctx,
@@ -1540,7 +1542,11 @@ impl<'js> JsContext2d<'js> {
             ));
         }
         self.env.budget.release(rect.bytes());
-        let bytes = self.read(|c| c.get_image_data(rect), Vec::new());
+        let bytes = with_canvas(
+            &ctx,
+            &self.surface,
+            |canvas| Ok(canvas.get_image_data(rect)),
+        )?;
         JsImageData::new(&ctx, rect, &bytes)
     }
 
