@@ -1694,8 +1694,33 @@ impl Disabled {
     }
 }
 
-/// Adds the unsupported members to the 2D context's prototype.
+/// Completes the 2D context's prototype when a first context is made (most executors never
+/// draw, and building it at creation would cost every one of them): the unsupported members,
+/// and the interface objects `CanvasRenderingContext2D` and `CanvasGradient` (globals whose
+/// `prototype` is the class's, for `instanceof` and inspection; `new` throws, as in browsers).
 fn install_stubs<'js>(ctx: &Ctx<'js>) -> Result<()> {
+    let interfaces = [
+        (
+            "CanvasRenderingContext2D",
+            Class::<JsContext2d>::prototype(ctx)?,
+        ),
+        ("CanvasGradient", Class::<JsGradient>::prototype(ctx)?),
+    ];
+    for (name, prototype) in interfaces {
+        let Some(prototype) = prototype else { continue };
+        let interface = Function::new(ctx.clone(), |ctx: Ctx<'js>| -> Result<()> {
+            Err(Exception::throw_type(&ctx, "Illegal constructor"))
+        })?
+        .with_name(name)?
+        .with_constructor(true);
+        interface.prop("prototype", Property::from(prototype.clone()))?;
+        prototype.prop(
+            "constructor",
+            Property::from(interface.clone()).writable().configurable(),
+        )?;
+        ctx.globals()
+            .prop(name, Property::from(interface).writable().configurable())?;
+    }
     let Some(prototype) = Class::<JsContext2d>::prototype(ctx)? else {
         return Ok(());
     };

@@ -264,6 +264,12 @@ fn unsupported_members_throw_type_errors_naming_them() {
         message.starts_with("TypeError: Path2D is not supported"),
         "{message}"
     );
+    assert_eq!(
+        caught(
+            "if (!(g instanceof CanvasRenderingContext2D)) throw 1; new CanvasRenderingContext2D()"
+        ),
+        "TypeError: Illegal constructor"
+    );
     let message = caught("g.fill(new Path2D())");
     assert!(message.contains("Path2D"), "{message}");
 }
