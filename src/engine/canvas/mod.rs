@@ -47,6 +47,8 @@ pub struct CanvasEnv {
     drawn: RefCell<Vec<Rc<Surface>>>,
     /// Whether the 2D context's prototype has its unsupported members yet.
     stubs_installed: Cell<bool>,
+    /// Which [`LazyGlobal`]s became data properties.
+    settled: [Cell<bool>; 3],
 }
 
 /// One canvas, shared by its JS canvas object and its context.
@@ -160,58 +162,114 @@ pub fn install<'js>(
         next_serial: Cell::new(0),
         drawn: RefCell::new(Vec::new()),
         stubs_installed: Cell::new(false),
+        settled: Default::default(),
     });
-    let globals = ctx.globals();
-
     let for_get = Rc::clone(&env);
     let get_canvas = Function::new(
         ctx.clone(),
         move |ctx: Ctx<'js>, width: Coerced<f64>, height: Coerced<f64>| {
+            // The class's constructor, so that canvases inspect as `OffscreenCanvas {}`.
+            settle_global(&ctx, &for_get, LazyGlobal::OffscreenCanvas, None)?;
             JsCanvas::create(&ctx, &for_get, width.0, height.0)
         },
     )?
     .with_name("getCanvas")?;
-    globals.prop(
+    ctx.globals().prop(
         "getCanvas",
         Property::from(get_canvas).writable().configurable(),
     )?;
-
-    let for_new = Rc::clone(&env);
-    let offscreen = Constructor::new_class::<JsCanvas, _, _>(
-        ctx.clone(),
-        move |ctx: Ctx<'js>, width: Coerced<f64>, height: Coerced<f64>| {
-            JsCanvas::create(&ctx, &for_new, width.0, height.0)
-        },
-    )?;
-    globals.prop(
-        "OffscreenCanvas",
-        Property::from(offscreen).writable().configurable(),
-    )?;
-
-    let for_data = Rc::clone(&env);
-    let image_data = Constructor::new_class::<JsImageData, _, _>(
-        ctx.clone(),
-        move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
-            JsImageData::construct(&ctx, &for_data, &args.0)
-        },
-    )?;
-    globals.prop(
-        "ImageData",
-        Property::from(image_data).writable().configurable(),
-    )?;
-
-    let path2d = Function::new(ctx.clone(), |ctx: Ctx<'js>| -> Result<()> {
-        Err(unsupported(
-            &ctx,
-            "Path2D",
-            "build the path on the context with beginPath(), moveTo(), lineTo() …",
-        ))
-    })?
-    .with_name("Path2D")?
-    .with_constructor(true);
-    globals.prop("Path2D", Property::from(path2d).writable().configurable())?;
-
+    for global in LazyGlobal::ALL {
+        let (for_get, for_set) = (Rc::clone(&env), Rc::clone(&env));
+        let get = move |ctx: Ctx<'js>| -> Result<Value<'js>> {
+            settle_global(&ctx, &for_get, global, None)?;
+            ctx.globals().get(global.name())
+        };
+        let set = move |ctx: Ctx<'js>, value: Value<'js>| -> Result<()> {
+            settle_global(&ctx, &for_set, global, Some(value))
+        };
+        ctx.globals()
+            .prop(global.name(), Accessor::new(get, set).configurable())?;
+    }
     Ok(CanvasHost { env })
+}
+
+/// The canvas globals besides `getCanvas`, defined lazily: each starts as an accessor that, on
+/// first use, becomes a plain writable global (as in browsers) holding the real constructor,
+/// or whatever the code assigned. Building the constructors (and their prototypes) at context
+/// creation would cost every executor, drawing or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LazyGlobal {
+    OffscreenCanvas,
+    ImageData,
+    Path2D,
+}
+
+impl LazyGlobal {
+    const ALL: [LazyGlobal; 3] = [Self::OffscreenCanvas, Self::ImageData, Self::Path2D];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::OffscreenCanvas => "OffscreenCanvas",
+            Self::ImageData => "ImageData",
+            Self::Path2D => "Path2D",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Turns `global` into a data property holding `value`, or its constructor, unless that
+/// happened already.
+fn settle_global<'js>(
+    ctx: &Ctx<'js>,
+    env: &Rc<CanvasEnv>,
+    global: LazyGlobal,
+    value: Option<Value<'js>>,
+) -> Result<()> {
+    if env.settled[global.index()].replace(true) && value.is_none() {
+        return Ok(());
+    }
+    let value = match value {
+        Some(value) => value,
+        None => match global {
+            LazyGlobal::OffscreenCanvas => {
+                let env = Rc::clone(env);
+                Constructor::new_class::<JsCanvas, _, _>(
+                    ctx.clone(),
+                    move |ctx: Ctx<'js>, width: Coerced<f64>, height: Coerced<f64>| {
+                        JsCanvas::create(&ctx, &env, width.0, height.0)
+                    },
+                )?
+                .into_value()
+            }
+            LazyGlobal::ImageData => {
+                let env = Rc::clone(env);
+                Constructor::new_class::<JsImageData, _, _>(
+                    ctx.clone(),
+                    move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
+                        JsImageData::construct(&ctx, &env, &args.0)
+                    },
+                )?
+                .into_value()
+            }
+            LazyGlobal::Path2D => Function::new(ctx.clone(), |ctx: Ctx<'js>| -> Result<()> {
+                Err(unsupported(
+                    &ctx,
+                    "Path2D",
+                    "build the path on the context with beginPath(), moveTo(), lineTo() …",
+                ))
+            })?
+            .with_name("Path2D")?
+            .with_constructor(true)
+            .into_value(),
+        },
+    };
+    ctx.globals().prop(
+        global.name(),
+        Property::from(value).writable().configurable(),
+    )
 }
 
 /// The `TypeError` for an API member this canvas does not implement.

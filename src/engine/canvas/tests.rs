@@ -275,6 +275,25 @@ fn unsupported_members_throw_type_errors_naming_them() {
 }
 
 #[test]
+fn the_lazy_globals_behave_like_plain_writable_globals() {
+    let options = options();
+    let engine = engine_with(FakeHost::default(), &options);
+    let report = run_on(
+        &engine,
+        "ImageData = 5;
+         const kinds = [typeof OffscreenCanvas, ImageData, typeof Path2D, typeof getCanvas];
+         const c = getCanvas(1, 1);
+         [...kinds, c instanceof OffscreenCanvas, c.constructor.name,
+          Object.getOwnPropertyDescriptor(globalThis, 'OffscreenCanvas').writable].join()",
+        &options,
+    );
+    assert_eq!(
+        text(&report),
+        "function,5,function,function,true,OffscreenCanvas,true"
+    );
+}
+
+#[test]
 fn the_api_round_trips_state_pixels_and_data_urls() {
     let options = options();
     let engine = engine_with(FakeHost::default(), &options);
