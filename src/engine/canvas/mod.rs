@@ -65,8 +65,9 @@ pub struct CanvasHost {
 }
 
 impl CanvasHost {
-    /// The canvases drawn since the last call, as PNG images in creation order; `None` when the
-    /// run failed (its drawing stays on the canvases, but no image is encoded).
+    /// The canvases drawn since the last call, as PNG images in creation order; none when the
+    /// run failed (its drawing stays on the canvases, but no image is encoded). An `Err` says
+    /// why a canvas could not be encoded.
     pub fn take_images(&self, succeeded: bool) -> std::result::Result<Vec<Image>, String> {
         let drawn = std::mem::take(&mut *self.env.drawn.borrow_mut());
         if drawn.is_empty() {
@@ -149,8 +150,10 @@ pub fn install<'js>(
     max_side: u32,
     memory_limit: usize,
 ) -> Result<CanvasHost> {
+    // SAFETY: `ctx` is a live context; the call only reads its runtime pointer.
+    let runtime = unsafe { qjs::JS_GetRuntime(ctx.as_raw().as_ptr()) };
     let budget: Rc<dyn PixelBudget> = Rc::new(HeapBudget {
-        runtime: unsafe { qjs::JS_GetRuntime(ctx.as_raw().as_ptr()) },
+        runtime,
         limit: memory_limit,
         reserved: Cell::new(0),
         heap: Rc::clone(heap),
@@ -228,7 +231,8 @@ fn settle_global<'js>(
     global: LazyGlobal,
     value: Option<Value<'js>>,
 ) -> Result<()> {
-    if env.settled[global.index()].replace(true) && value.is_none() {
+    let settled = &env.settled[global.index()];
+    if settled.get() && value.is_none() {
         return Ok(());
     }
     let value = match value {
@@ -269,7 +273,9 @@ fn settle_global<'js>(
     ctx.globals().prop(
         global.name(),
         Property::from(value).writable().configurable(),
-    )
+    )?;
+    settled.set(true);
+    Ok(())
 }
 
 /// The `TypeError` for an API member this canvas does not implement.
