@@ -338,3 +338,59 @@ fn reentrant_arguments_cannot_break_a_drawing_call() {
     assert_eq!(output(&report), Value::Number(20.0));
     assert_eq!(report.images.len(), 1);
 }
+
+#[test]
+fn hostile_arguments_to_every_member_never_break_the_engine() {
+    let options = Options {
+        max_operations: 10_000_000,
+        timeout_ms: 60_000,
+        ..Options::default()
+    };
+    let engine = engine_with(FakeHost::default(), &options);
+    let report = run_on(
+        &engine,
+        r#"
+        const c = getCanvas(40, 40), g = c.getContext('2d')
+        const odd = [undefined, null, NaN, Infinity, -Infinity, -1, 0, 0.5, 1e308, -1e308, 2 ** 31,
+          -(2 ** 31), 'x', '10', 'evenodd', 'red', {}, [], [1, 2, 3, 4, 5], [-1], () => 1,
+          Symbol('s'), 1n, { valueOf() { g.beginPath(); return 7 } }, c, g, new ImageData(2, 2)]
+        const targets = [[g, Object.getPrototypeOf(g)], [c, Object.getPrototypeOf(c)]]
+        let calls = 0, threw = 0
+        for (const [object, proto] of targets) {
+          for (const name of Object.getOwnPropertyNames(proto)) {
+            if (name === 'constructor') continue
+            const d = Object.getOwnPropertyDescriptor(proto, name)
+            for (const a of odd) {
+              for (const b of [NaN, 1e308, 5, -5, 'x']) {
+                calls++
+                try {
+                  if (typeof d.value === 'function') object[name](a, b, a, b, a, b, a, b, a)
+                  else if (d.set) object[name] = a
+                  else void object[name]
+                } catch (e) {
+                  threw++
+                }
+              }
+            }
+          }
+        }
+        for (const args of [[1e9, 1], [0, 0], [-5, 5], [NaN, NaN], [2, 'x']]) {
+          try { new ImageData(...args) } catch { threw++ }
+          try { getCanvas(...args) } catch { threw++ }
+        }
+        try { new ImageData(new Uint8ClampedArray(12), 2) } catch { threw++ }
+        ;[calls, threw, c.width, c.height, g.getImageData(0, 0, 1, 1).data.length].join()
+        "#,
+        &options,
+    );
+    let summary = text(&report);
+    let parts: Vec<u64> = summary.split(',').map(|n| n.parse().unwrap()).collect();
+    assert!(parts[0] > 2000, "{summary}");
+    assert!(parts[1] > 0 && parts[1] < parts[0], "{summary}");
+    assert_eq!(parts[4], 4, "{summary}");
+    // The engine still runs code.
+    assert_eq!(
+        output(&run_on(&engine, "6 * 7", &options)),
+        Value::Number(42.0)
+    );
+}
