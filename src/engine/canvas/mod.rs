@@ -120,10 +120,23 @@ impl HeapBudget {
     }
 }
 
+impl HeapBudget {
+    fn available(&self) -> usize {
+        let used = self.heap.held().saturating_add(self.reserved.get());
+        self.limit.saturating_sub(used)
+    }
+}
+
 impl PixelBudget for HeapBudget {
     fn reserve(&self, bytes: usize) -> std::result::Result<(), OverBudget> {
-        let used = self.heap.held().saturating_add(self.reserved.get());
-        let available = self.limit.saturating_sub(used);
+        if bytes > self.available() {
+            // Canvases dropped by the code may still wait for the cycle collector (a canvas and
+            // its context refer to each other): collect before refusing.
+            // SAFETY: see `apply`; QuickJS allows a collection whenever it could allocate, and
+            // what it finalizes only releases budget (no borrow is held across this call).
+            unsafe { qjs::JS_RunGC(self.runtime) };
+        }
+        let available = self.available();
         if bytes > available {
             return Err(OverBudget {
                 requested: bytes,

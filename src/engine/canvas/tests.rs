@@ -200,6 +200,22 @@ fn pixels_count_against_the_memory_limit_and_are_given_back() {
         &options,
     );
     assert_eq!(output(&report), Value::Number(f64::from(6 << 20)));
+
+    // A canvas with a context is a cycle (each refers to the other): once dropped, it is
+    // collected before a new canvas is refused. (Canvases drawn during a run are held until it
+    // ends, to be returned.)
+    let report = run_on(
+        &engine,
+        "var kept = getCanvas(2048, 1536); kept.getContext('2d').fillRect(0, 0, 1, 1)",
+        &options,
+    );
+    assert_eq!(report.images.len(), 1);
+    let report = run_on(
+        &engine,
+        "kept = undefined; getCanvas(2048, 1536).width",
+        &options,
+    );
+    assert_eq!(output(&report), Value::Number(2048.0));
 }
 
 #[test]
