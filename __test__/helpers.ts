@@ -16,6 +16,7 @@ export const {
   enginePoolStats,
   CODE_AGENT_SYSTEM_PROMPT,
   CODE_AGENT_EXAMPLES,
+  codeAgentSetup,
 } = require('../index.js') as typeof Binding
 
 export type { CodeOutput, ExecutorOptions } from '../index'

@@ -5,6 +5,7 @@
 //! QuickJS thread; `program` validates and rewrites code with oxc. `error`, `diagnostic`,
 //! `options` and `value` are shared by all of them.
 
+pub mod canvas;
 pub mod diagnostic;
 pub mod engine;
 pub mod error;
@@ -15,6 +16,9 @@ pub mod program;
 pub mod prompt;
 pub mod tool_args;
 pub mod value;
+
+#[cfg(test)]
+mod architecture;
 
 // The napi layer is exercised from JS (`__test__/`); unit tests build without it.
 #[cfg(not(test))]

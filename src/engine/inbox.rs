@@ -12,6 +12,8 @@
 //! virtual machines is itself 10–20 µs (TOOLCHAIN-NOTES, "Cross-thread hops are dominated by
 //! wake-up from idle"). So a waiting thread polls first ([`SPIN`]), yielding the core between
 //! polls so that it never holds a core another thread wants, and only then sleeps.
+//!
+//! Spec: §7.4 (tool answers reach the engine here) and §2.3 (runs arrive in order).
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};

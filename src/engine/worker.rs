@@ -4,6 +4,8 @@
 //! A run that waits for an asynchronous tool gives its thread up: its promise stays in the
 //! runtime, the engine rests in its inbox, and the answer (or a timer at the run's deadline, or
 //! an abort) queues it again; the next thread resumes driving the promise where it stopped.
+//!
+//! Spec: §7.2 (run algorithm) and §4 (a context per executor lifetime).
 
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -12,10 +14,11 @@ use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
-use rquickjs::{qjs, Context, Ctx, Persistent, Promise, Runtime, Value as JsValue};
+use rquickjs::{Context, Ctx, Persistent, Promise, Runtime, Value as JsValue};
 use tokio::sync::oneshot;
 
 use super::bridge::{Bridge, Next as BridgeNext};
+use super::canvas::{self, CanvasHost};
 use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
 use super::failure::{runtime_error, tool_error};
@@ -26,6 +29,7 @@ use super::inbox::{Closed, Next};
 use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
 use super::pool;
+use super::reflect;
 use super::stack;
 use super::state::{RunState, Stop};
 use super::{
@@ -58,6 +62,8 @@ struct Worker {
     state: Rc<RunState>,
     bridge: Rc<Bridge>,
     heap: Rc<HeapMeter>,
+    /// The sandbox's canvases, whose drawings a run returns as images.
+    canvas: CanvasHost,
     /// What validation knows besides the code: the authorized imports (fixed at start) and the
     /// tools installed so far.
     program_context: ProgramContext,
@@ -84,8 +90,9 @@ impl Drop for Worker {
 pub(super) struct Resting(Box<Worker>);
 
 // SAFETY: a `Worker` is a closed world of `!Send` parts: the rquickjs `Runtime` and `Context`
-// (`Rc`s around QuickJS's runtime and context), the `Rc<RunState>`, `Rc<Bridge>` and
-// `Rc<HeapMeter>` it shares with the native functions and allocator inside that runtime, the
+// (`Rc`s around QuickJS's runtime and context), the `Rc<RunState>`, `Rc<Bridge>`,
+// `Rc<HeapMeter>` and the canvas host's `Rc` it shares with the native functions, classes and
+// allocator inside that runtime, the
 // `Persistent` handles of an in-flight run, and the `Cell`s and `RefCell`s inside them. Every
 // clone of those `Rc`s is owned by the worker itself or by the QuickJS runtime it owns (native
 // closures, the allocator, the module loader, the interrupt handler, the context's opaque slot),
@@ -195,7 +202,7 @@ impl Worker {
             authorized_imports: config.authorized_imports.clone(),
             tool_names: Vec::new(),
         };
-        let (runtime, context) = build(config, &state, &bridge, &heap)?;
+        let (runtime, context, canvas) = build(config, &state, &bridge, &heap)?;
         LIVE.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(Worker {
             in_flight: None,
@@ -203,6 +210,7 @@ impl Worker {
             state,
             bridge,
             heap,
+            canvas,
             program_context,
             dirty: false,
             _runtime: runtime,
@@ -212,10 +220,8 @@ impl Worker {
     /// Makes the runtime measure recursion from the current thread's stack: the stack top it
     /// recorded belongs to whichever thread held it before.
     fn enter(&self) {
-        self.context.with(|ctx| {
-            // SAFETY: the runtime of this live context, used by this thread alone.
-            unsafe { qjs::JS_UpdateStackTop(qjs::JS_GetRuntime(ctx.as_raw().as_ptr())) };
-        });
+        self.context
+            .with(|ctx| reflect::RuntimeLimit::of(&ctx).update_stack_top());
     }
 
     fn handle(&mut self, inbox: &Arc<EngineInbox>, command: Command) -> Handled {
@@ -371,16 +377,24 @@ impl Worker {
     fn answer(
         &mut self,
         inbox: &EngineInbox,
-        (result, dirty): (Result<Completion, EngineError>, bool),
+        (mut result, dirty): (Result<Completion, EngineError>, bool),
         reply: oneshot::Sender<RunReport>,
         started: Instant,
     ) {
+        // Encoded only for runs that drew and succeeded: other runs pay one empty-list check.
+        let images = match self.canvas.take_images(result.is_ok()) {
+            Ok(images) => images,
+            Err(message) => {
+                result = Err(EngineError::Runtime { message, at: None });
+                Vec::new()
+            }
+        };
         let (tool_calls, tool_time) = self.bridge.end_run();
         self.state.end();
-        self.state.flush_log_stream();
         self.dirty |= dirty;
         let report = RunReport {
             result,
+            images,
             logs: self.state.logs.borrow_mut().take(),
             dirty,
             stats: RunStats {
@@ -401,7 +415,7 @@ fn build(
     state: &Rc<RunState>,
     bridge: &Rc<Bridge>,
     heap: &Rc<HeapMeter>,
-) -> Result<(Runtime, Context), EngineError> {
+) -> Result<(Runtime, Context, CanvasHost), EngineError> {
     let start_error = |error: rquickjs::Error| EngineError::Start(error.to_string());
     let runtime =
         Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
@@ -417,20 +431,22 @@ fn build(
     );
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
+    let (max_canvas_size, memory_limit) = (config.max_canvas_size, config.memory_limit_bytes);
     let registry = Registry::new(config.authorized_imports, config.modules);
     runtime.set_loader(
         SandboxResolver(Rc::clone(&registry)),
         SandboxLoader(Rc::clone(&registry)),
     );
     let context = Context::full(&runtime).map_err(start_error)?;
-    context
+    let canvas = context
         .with(|ctx| {
             globals::install(&ctx, state)?;
             modules::install_hook(&ctx, &registry, bridge, state)?;
-            lockdown::lock_down(&ctx)
+            lockdown::lock_down(&ctx)?;
+            canvas::install(&ctx, state, heap, max_canvas_size, memory_limit)
         })
         .map_err(start_error)?;
-    Ok((runtime, context))
+    Ok((runtime, context, canvas))
 }
 
 /// How the script's promise ended.

@@ -1,8 +1,10 @@
 //! `ExecutorOptions` (§3.1, §3.3, DESIGN.md "Defaults beyond the spec"): what the caller passed,
-//! checked once into the values every layer uses.
+//! checked once into the values every layer uses. `rules` holds every option rule and message.
+
+pub mod rules;
 
 use crate::diagnostic::Diagnostic;
-use crate::program::rules::{log_budget_too_small, max_operations_valid, timeout_valid};
+use rules::{integer, log_budget_too_small, max_operations_valid, timeout_valid, OPTIONS_VALID};
 
 /// The console levels of §7.3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +55,7 @@ pub struct RawOptions {
     pub collect_console_levels: Option<Vec<String>>,
     pub memory_limit_bytes: Option<f64>,
     pub max_stack_bytes: Option<f64>,
+    pub max_canvas_size: Option<f64>,
 }
 
 /// Checked options with the defaults of §3.3 filled in.
@@ -67,6 +70,8 @@ pub struct Options {
     pub collect_console_levels: Vec<LogLevel>,
     pub memory_limit_bytes: usize,
     pub max_stack_bytes: usize,
+    /// The largest width or height of a sandbox canvas, in pixels.
+    pub max_canvas_size: u32,
     /// Modules `import()` can load (by name), checked by the napi layer, which reads them.
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
 }
@@ -83,6 +88,7 @@ impl Default for Options {
             collect_console_levels: LogLevel::ALL.to_vec(),
             memory_limit_bytes: 256 * 1024 * 1024,
             max_stack_bytes: 1024 * 1024,
+            max_canvas_size: crate::canvas::DEFAULT_MAX_CANVAS_SIZE,
             modules: Vec::new(),
         }
     }
@@ -92,6 +98,10 @@ impl Default for Options {
 /// `ERR_SES_INIT_FAILED` rather than being refused here, which keeps that path reachable.
 const MIN_MEMORY_LIMIT_BYTES: f64 = 64.0 * 1024.0;
 
+/// The largest `maxCanvasSize`: tiny-skia's own limit on a bitmap side is far above, but a
+/// 32768×32768 canvas already holds 4 GiB of pixels.
+const MAX_CANVAS_SIZE: u32 = 32_768;
+
 /// The smallest `maxStackBytes`: below it QuickJS cannot even start a run.
 pub const MIN_STACK_BYTES: usize = 16 * 1024;
 
@@ -100,45 +110,6 @@ pub const MIN_STACK_BYTES: usize = 16 * 1024;
 /// passes on to QuickJS (a larger one it silently turns into "no limit", and deep recursion then
 /// ran off the thread's stack and took the host process down). A deeper limit is refused.
 pub const MAX_STACK_BYTES: usize = 16 * 1024 * 1024;
-
-/// The largest integer a JS number holds exactly; larger option values are refused rather than
-/// silently rounded.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
-
-/// Checks one integer option: `Ok(None)` when absent, `Err` with the rule's diagnostic when it is
-/// not an integer in `min..=MAX_SAFE_INTEGER`.
-pub(crate) fn integer(
-    value: Option<f64>,
-    name: &str,
-    min: f64,
-    rule: &'static str,
-) -> Result<Option<u64>, Diagnostic> {
-    let Some(value) = value else { return Ok(None) };
-    if value.is_finite() && value.fract() == 0.0 && (min..=MAX_SAFE_INTEGER).contains(&value) {
-        // The range check above makes the conversion exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        return Ok(Some(value as u64));
-    }
-    Err(Diagnostic::error(
-        rule,
-        format!(
-            "{name} must be an integer >= {min}, got {}",
-            js_number(value)
-        ),
-    )
-    .with_fix(format!("Pass {name} as a whole number of at least {min}.")))
-}
-
-/// Formats a number the way JS prints it in messages (`NaN`, `Infinity`, `1.5`, `3`).
-pub(crate) fn js_number(value: f64) -> String {
-    if value.is_nan() {
-        "NaN".into()
-    } else if value.is_infinite() {
-        if value > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else {
-        value.to_string()
-    }
-}
 
 impl Options {
     /// Checks `raw` and fills in defaults. Every problem is reported, not just the first; the
@@ -159,11 +130,11 @@ impl Options {
             options.timeout_ms = v;
         });
         record(
-            integer(raw.max_queued_runs, "maxQueuedRuns", 0.0, "options_valid"),
+            integer(raw.max_queued_runs, "maxQueuedRuns", 0.0, OPTIONS_VALID),
             &mut |v| options.max_queued_runs = saturating_usize(v),
         );
         record(
-            integer(raw.max_log_bytes, "maxLogBytes", 0.0, "options_valid"),
+            integer(raw.max_log_bytes, "maxLogBytes", 0.0, OPTIONS_VALID),
             &mut |v| options.max_log_bytes = saturating_usize(v),
         );
         record(
@@ -171,36 +142,35 @@ impl Options {
                 raw.memory_limit_bytes,
                 "memoryLimitBytes",
                 MIN_MEMORY_LIMIT_BYTES,
-                "options_valid",
+                OPTIONS_VALID,
             ),
             &mut |v| options.memory_limit_bytes = saturating_usize(v),
         );
         record(max_stack_bytes(raw.max_stack_bytes), &mut |v| {
             options.max_stack_bytes = saturating_usize(v);
         });
+        record(
+            integer(raw.max_canvas_size, "maxCanvasSize", 1.0, OPTIONS_VALID).and_then(|size| {
+                match size {
+                    Some(size) if size > u64::from(MAX_CANVAS_SIZE) => {
+                        Err(rules::canvas_size_too_large(size, MAX_CANVAS_SIZE))
+                    }
+                    other => Ok(other),
+                }
+            }),
+            &mut |v| options.max_canvas_size = u32::try_from(v).unwrap_or(MAX_CANVAS_SIZE),
+        );
 
         if let Some(policy) = &raw.run_concurrency {
             match policy.as_str() {
                 "reject" => options.run_concurrency = RunConcurrency::Reject,
                 "queue" => options.run_concurrency = RunConcurrency::Queue,
-                other => diagnostics.push(
-                    Diagnostic::error(
-                        "options_valid",
-                        format!("runConcurrency must be \"reject\" or \"queue\", got {other:?}"),
-                    )
-                    .with_fix("Use runConcurrency: \"reject\" or \"queue\"."),
-                ),
+                other => diagnostics.push(rules::run_concurrency(other)),
             }
         }
         if let Some(imports) = &raw.authorized_imports {
             if imports.iter().any(|name| name.trim().is_empty()) {
-                diagnostics.push(
-                    Diagnostic::error(
-                        "options_valid",
-                        "authorizedImports must hold non-empty module names",
-                    )
-                    .with_fix("Remove the empty entries from authorizedImports."),
-                );
+                diagnostics.push(rules::empty_import_name());
             }
             options.authorized_imports = imports.clone();
         }
@@ -210,15 +180,7 @@ impl Options {
                 match LogLevel::parse(name) {
                     Some(level) if !parsed.contains(&level) => parsed.push(level),
                     Some(_) => {}
-                    None => diagnostics.push(
-                        Diagnostic::error(
-                            "options_valid",
-                            format!(
-                                "collectConsoleLevels holds {name:?}; allowed: log, info, warn, error"
-                            ),
-                        )
-                        .with_fix("Use only \"log\", \"info\", \"warn\" and \"error\"."),
-                    ),
+                    None => diagnostics.push(rules::console_level(name)),
                 }
             }
             options.collect_console_levels = parsed;
@@ -237,15 +199,10 @@ impl Options {
 fn max_stack_bytes(value: Option<f64>) -> Result<Option<u64>, Diagnostic> {
     #[allow(clippy::cast_precision_loss, reason = "16 KiB is exact in an f64")]
     let min = MIN_STACK_BYTES as f64;
-    let checked = integer(value, "maxStackBytes", min, "options_valid")?;
-    match checked {
-        Some(bytes) if bytes > MAX_STACK_BYTES as u64 => Err(Diagnostic::error(
-            "options_valid",
-            format!(
-                "maxStackBytes must be at most {MAX_STACK_BYTES} (16 MiB, the stack every engine thread keeps for QuickJS), got {bytes}"
-            ),
-        )
-        .with_fix(format!("Pass maxStackBytes of at most {MAX_STACK_BYTES}."))),
+    match integer(value, "maxStackBytes", min, OPTIONS_VALID)? {
+        Some(bytes) if bytes > MAX_STACK_BYTES as u64 => {
+            Err(rules::stack_too_large(bytes, MAX_STACK_BYTES))
+        }
         checked => Ok(checked),
     }
 }
@@ -277,6 +234,23 @@ mod tests {
         assert_eq!(options.collect_console_levels, LogLevel::ALL.to_vec());
         assert_eq!(options.memory_limit_bytes, 256 * 1024 * 1024);
         assert_eq!(options.max_stack_bytes, 1024 * 1024);
+        assert_eq!(options.max_canvas_size, 8192);
+    }
+
+    #[test]
+    fn max_canvas_size_is_a_whole_number_of_pixels_up_to_32768() {
+        for bad in [0.0, 1.5, 40_000.0, f64::NAN] {
+            let raw = RawOptions {
+                max_canvas_size: Some(bad),
+                ..RawOptions::default()
+            };
+            assert_eq!(rules(raw), ["options_valid"], "value {bad}");
+        }
+        let raw = RawOptions {
+            max_canvas_size: Some(512.0),
+            ..RawOptions::default()
+        };
+        assert_eq!(Options::resolve(&raw).unwrap().0.max_canvas_size, 512);
     }
 
     #[test]
@@ -325,7 +299,7 @@ mod tests {
         for huge in [
             ceiling + 1.0,
             512.0 * 1024.0 * 1024.0,
-            MAX_SAFE_INTEGER,
+            9_007_199_254_740_991.0,
             f64::INFINITY,
         ] {
             let message = stack(huge).unwrap_err();
