@@ -10,12 +10,14 @@ use super::{EngineError, SourcePosition};
 use crate::program::{PreparedProgram, SCRIPT_NAME};
 
 /// Describes `thrown` for `ERR_RUNTIME_EXCEPTION`: `Name: message` for errors, Node's
-/// `Uncaught <inspect>` for anything else, plus the user's location when the stack has one. An
-/// exhausted heap or stack is reported as the limit it hit.
+/// `Uncaught <inspect>` for anything else, plus the user's location: where the stack says, or
+/// else `site` (where the run returned the Promise that rejected with `thrown`). An exhausted
+/// heap or stack is reported as the limit it hit.
 pub fn runtime_error<'js>(
     ctx: &Ctx<'js>,
     thrown: &JsValue<'js>,
     program: &PreparedProgram,
+    site: Option<(u32, u32)>,
 ) -> EngineError {
     let (description, stack) = describe(ctx, thrown);
     let limit = match description.as_str() {
@@ -35,7 +37,7 @@ pub fn runtime_error<'js>(
             message: format!("{description} (the executor's {what} limit, {limit}, was reached)"),
         };
     }
-    let at = locate(stack.as_deref(), program);
+    let at = locate(stack.as_deref(), site, program);
     if let Some(refusal) = description.strip_prefix(IMPORT_REFUSED) {
         return EngineError::ImportNotAllowed {
             message: refusal.to_owned(),
@@ -56,19 +58,20 @@ pub fn runtime_error<'js>(
 const IMPORT_REFUSED: &str = "ImportNotAllowedError: ";
 
 /// Describes a tool failure that user code did not catch (`ERR_TOOL_PROXY_FAIL`), with the
-/// line of the call.
+/// line of the call (or `site`, as for [`runtime_error`]).
 pub fn tool_error<'js>(
     ctx: &Ctx<'js>,
     thrown: &JsValue<'js>,
     tool: String,
     failure: &ToolFailure,
     program: &PreparedProgram,
+    site: Option<(u32, u32)>,
 ) -> EngineError {
     let (_, stack) = describe(ctx, thrown);
     EngineError::Tool {
         tool,
         message: format!("{}: {}", failure.name, failure.message),
-        at: locate(stack.as_deref(), program),
+        at: locate(stack.as_deref(), site, program),
     }
 }
 
@@ -93,10 +96,15 @@ fn describe<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> (String, Option<Strin
     }
 }
 
-/// The user's position of the first script frame of `stack`.
-fn locate(stack: Option<&str>, program: &PreparedProgram) -> Option<SourcePosition> {
+/// The user's position of the first script frame of `stack`, else of `site`.
+fn locate(
+    stack: Option<&str>,
+    site: Option<(u32, u32)>,
+    program: &PreparedProgram,
+) -> Option<SourcePosition> {
     let location = stack
         .and_then(first_script_position)
+        .or(site)
         .and_then(|(line, column)| program.positions.original(line, column))?;
     let source_line = program.source.line(location.line)?.trim().to_owned();
     Some(SourcePosition {
@@ -107,7 +115,7 @@ fn locate(stack: Option<&str>, program: &PreparedProgram) -> Option<SourcePositi
 
 /// The `line:column` of the first stack frame in the transformed script
 /// (`    at f (agent.js:3:9)`).
-fn first_script_position(stack: &str) -> Option<(u32, u32)> {
+pub(super) fn first_script_position(stack: &str) -> Option<(u32, u32)> {
     let marker = format!("{SCRIPT_NAME}:");
     stack.lines().find_map(|frame| {
         let start = frame.find(&marker)? + marker.len();

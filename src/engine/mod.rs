@@ -14,6 +14,9 @@ mod inbox;
 pub mod inspect;
 mod lockdown;
 mod modules;
+mod script;
+#[cfg(test)]
+mod semantics_tests;
 mod state;
 #[cfg(test)]
 pub mod testing;

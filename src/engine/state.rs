@@ -28,13 +28,38 @@ pub enum Stop {
     Shutdown,
 }
 
+/// What a run's script gave as its result (`__smol_result`, called by the rewrite with the
+/// last expression's value or a top-level `return`'s).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunResult {
+    /// Nothing: the output is `undefined`.
+    None,
+    /// A value, copied when it was given (the output).
+    Value(Value),
+    /// A Promise, which the script returns and so awaits: the output is what it resolves to.
+    /// `site` (line, column of the evaluated script) is where it was returned, which locates
+    /// its rejection when the reason carries no position of its own.
+    Promise { site: Option<(u32, u32)> },
+}
+
+impl RunResult {
+    /// Where a returned Promise came from.
+    pub fn site(&self) -> Option<(u32, u32)> {
+        match self {
+            Self::Promise { site } => *site,
+            _ => None,
+        }
+    }
+}
+
 /// Per-run state.
 pub struct RunState {
     pub operations: Cell<u64>,
     pub max_operations: Cell<u64>,
     pub deadline: Cell<Option<Instant>>,
     pub stop: Cell<Option<Stop>>,
-    pub output: RefCell<Value>,
+    /// What the script handed to `__smol_result`.
+    pub result: RefCell<RunResult>,
     pub final_answer: RefCell<Option<Value>>,
     pub logs: RefCell<LogBuffer>,
     /// Whether an entry of this run went to the host's log stream (which must then be flushed
@@ -56,7 +81,7 @@ impl RunState {
             max_operations: Cell::new(u64::MAX),
             deadline: Cell::new(None),
             stop: Cell::new(None),
-            output: RefCell::new(Value::Undefined),
+            result: RefCell::new(RunResult::None),
             final_answer: RefCell::new(None),
             logs: RefCell::new(LogBuffer::new(LogLevel::ALL.to_vec(), 0)),
             streamed: Cell::new(false),
@@ -72,7 +97,7 @@ impl RunState {
         self.max_operations.set(max_operations);
         self.deadline.set(Some(deadline));
         self.stop.set(None);
-        *self.output.borrow_mut() = Value::Undefined;
+        *self.result.borrow_mut() = RunResult::None;
         *self.final_answer.borrow_mut() = None;
         *self.logs.borrow_mut() = logs;
         self.streamed.set(false);

@@ -5,7 +5,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Promise, Runtime, Value as JsValue};
 use tokio::sync::oneshot;
@@ -14,17 +13,18 @@ use super::bridge::Bridge;
 use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
 use super::failure::{runtime_error, tool_error};
-use super::globals;
+use super::globals::{self, copy_out};
 use super::heap::{HeapMeter, MeteredAllocator};
 use super::host::Host;
 use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
-use super::state::{RunState, Stop};
+use super::script;
+use super::state::{RunResult, RunState, Stop};
 use super::{
     Command, Completion, EngineConfig, EngineError, RunReport, RunRequest, RunStats,
     PROGRAM_STACK_BYTES,
 };
-use crate::program::{self, PreparedProgram, ProgramContext, SCRIPT_NAME};
+use crate::program::{self, PreparedProgram, ProgramContext};
 use crate::value::Value;
 
 /// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
@@ -194,7 +194,8 @@ impl Worker {
 
 /// How the script's promise ended.
 enum Settled<'js> {
-    Resolved,
+    /// With this value: the run's output if the script gave it as its result.
+    Resolved(JsValue<'js>),
     Threw(JsValue<'js>),
     /// Pending with no job left to run and no tool call in flight: nothing can settle it.
     Stuck,
@@ -209,22 +210,24 @@ fn execute<'js>(
     program: &PreparedProgram,
     request: &RunRequest,
 ) -> (Result<Completion, EngineError>, bool) {
-    let mut options = EvalOptions::default();
-    options.global = true;
-    options.strict = false;
-    options.promise = true;
-    options.backtrace_barrier = true;
-    options.filename = Some(SCRIPT_NAME.into());
-    let settled =
-        match ctx.eval_with_options::<Promise, _>(program.transformed_code.as_str(), options) {
-            Ok(promise) => drive(ctx, state, bridge, &promise),
-            Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
-            Err(other) => Settled::Threw(
-                rquickjs::String::from_str(ctx.clone(), &other.to_string())
-                    .map(rquickjs::String::into_value)
-                    .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone())),
-            ),
-        };
+    let settled = match script::evaluate(ctx, &program.transformed_code) {
+        Ok(promise) => drive(ctx, state, bridge, &promise),
+        Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
+        Err(other) => Settled::Threw(
+            rquickjs::String::from_str(ctx.clone(), &other.to_string())
+                .map(rquickjs::String::into_value)
+                .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone())),
+        ),
+    };
+    // A promised result is copied before anything else runs, under the run's deadline (a
+    // getter is sandbox code).
+    let result = std::mem::replace(&mut *state.result.borrow_mut(), RunResult::None);
+    let site = result.site();
+    let output = match (result, &settled) {
+        (RunResult::Value(value), _) => value,
+        (RunResult::Promise { .. }, Settled::Resolved(value)) => copy_out(ctx, value),
+        _ => Value::Undefined,
+    };
     let drained = drain(ctx, state);
 
     let result = match state.stop.get() {
@@ -241,14 +244,18 @@ fn execute<'js>(
         Some(Stop::Aborted) => Err(EngineError::Aborted { started: true }),
         Some(Stop::Shutdown) => Err(EngineError::Stopped),
         None => match settled {
-            Settled::Resolved => Ok(Completion {
-                output: std::mem::replace(&mut *state.output.borrow_mut(), Value::Undefined),
+            Settled::Resolved(_) => Ok(Completion {
+                output,
                 is_final_answer: false,
             }),
-            Settled::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
-                Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program),
-                None => runtime_error(ctx, &thrown, program),
-            }),
+            Settled::Threw(thrown) => {
+                Err(match bridge.tool_failure_of(ctx, &thrown) {
+                    Some((tool, failure)) => {
+                        tool_error(ctx, &thrown, tool, &failure, program, site)
+                    }
+                    None => runtime_error(ctx, &thrown, program, site),
+                })
+            }
             Settled::Stuck => Err(EngineError::Runtime {
                 message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
                 at: None,
@@ -279,7 +286,13 @@ fn drive<'js>(
 ) -> Settled<'js> {
     loop {
         match promise.state() {
-            PromiseState::Resolved => return Settled::Resolved,
+            PromiseState::Resolved => {
+                return match promise.result::<JsValue>() {
+                    Some(Ok(value)) => Settled::Resolved(value),
+                    Some(Err(_)) => Settled::Threw(ctx.catch()),
+                    None => Settled::Resolved(JsValue::new_undefined(ctx.clone())),
+                };
+            }
             PromiseState::Rejected => {
                 // `result` throws the rejection reason into the context; take it back out.
                 let _ = promise.result::<JsValue>();

@@ -29,12 +29,11 @@ use source::SourceText;
 pub const INTERNAL_PREFIX: &str = "__smol_";
 /// The loop guard called at the top of every loop body (§6.3).
 pub const GUARD_FUNCTION: &str = "__smol_guard";
-/// Receives the run's output: the last expression's value, or a top-level `return`'s.
-pub const OUTPUT_FUNCTION: &str = "__smol_output";
+/// Marks the run's result: the last expression's value, or a top-level `return`'s (which the
+/// rewrite returns through it).
+pub const RESULT_FUNCTION: &str = "__smol_result";
 /// The name user code calls to finish (§5.4); like a tool, user code may not replace it.
 pub const FINAL_ANSWER: &str = "final_answer";
-/// The label of the block holding the user's statements; top-level `return` breaks out of it.
-const MAIN_LABEL: &str = "__smol_main";
 /// The name of the parse wrapper (see `parse.rs`).
 const MAIN_FUNCTION: &str = "__smol_main";
 /// The script name the engine evaluates the transformed code under; stack frames carrying it
