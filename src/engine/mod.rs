@@ -3,6 +3,8 @@
 //! message to this thread, answered on a oneshot channel. The engine knows nothing of napi.
 
 mod bridge;
+#[cfg(test)]
+mod conformance;
 mod console;
 mod convert;
 mod endowments;
