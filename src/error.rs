@@ -61,9 +61,9 @@ impl ErrorCode {
         }
     }
 
-    /// §8.2's retryable column. The two "Depends" rows (tool and runtime failures) are reported
-    /// as retryable: the model can rewrite the code or call the tool differently, and the
-    /// executor stays `READY` (§7.6).
+    /// §8.2's retryable column; for its two "Depends" rows (tool and runtime failures), what
+    /// holds unless the failure says otherwise ([`ExecutorError::retryable`]): the model can
+    /// rewrite the code or call the tool differently, and the executor stays `READY` (§7.6).
     pub fn retryable(self) -> bool {
         match self {
             Self::InvalidState | Self::SesInitFailed | Self::CleanupFailed => false,
@@ -87,6 +87,9 @@ pub struct ExecutorError {
     pub details: Map<String, Json>,
     /// The run's logs up to the failure, for errors raised while user code ran (§9.5).
     pub logs: Option<String>,
+    /// Whether trying again can succeed: the code's column of §8.2, decided per failure for its
+    /// "Depends" rows (a tool's own say; a run cut short by the executor's shutdown is not).
+    pub retryable: bool,
 }
 
 impl ExecutorError {
@@ -108,6 +111,7 @@ impl ExecutorError {
             message,
             details: Map::new(),
             logs: None,
+            retryable: code.retryable(),
         }
     }
 
@@ -119,7 +123,14 @@ impl ExecutorError {
             message,
             details: Map::new(),
             logs: None,
+            retryable: code.retryable(),
         }
+    }
+
+    /// Sets whether trying again can succeed (§8.2's "Depends" rows).
+    pub fn with_retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
     }
 
     /// `ERR_INVALID_STATE` naming the state the call was refused in.

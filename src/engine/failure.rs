@@ -7,6 +7,7 @@ use rquickjs::{Ctx, Value as JsValue};
 use super::host::ToolFailure;
 use super::inspect;
 use super::{EngineError, SourcePosition};
+use crate::diagnostic::Location;
 use crate::program::{PreparedProgram, SCRIPT_NAME};
 
 /// Describes `thrown` for `ERR_RUNTIME_EXCEPTION`: `Name: message` for errors, Node's
@@ -37,7 +38,18 @@ pub fn runtime_error<'js>(
             message: format!("{description} (the executor's {what} limit, {limit}, was reached)"),
         };
     }
-    let at = locate(stack.as_deref(), site, program);
+    let (description, at) = match redeclared(&description) {
+        // Raised as the script starts, before any of it runs: the stack names its first line,
+        // the declaration is what the caller must change.
+        Some(name) => (
+            format!("{description}{REDECLARATION_HINT}"),
+            program
+                .declaration(name)
+                .and_then(|location| position(location, program))
+                .or_else(|| locate(stack.as_deref(), site, program)),
+        ),
+        None => (description, locate(stack.as_deref(), site, program)),
+    };
     if let Some(refusal) = description.strip_prefix(IMPORT_REFUSED) {
         return EngineError::ImportNotAllowed {
             message: refusal.to_owned(),
@@ -52,6 +64,17 @@ pub fn runtime_error<'js>(
         None => description,
     };
     EngineError::Runtime { message, at }
+}
+
+/// What QuickJS says when a declaration clashes with a binding of an earlier run.
+const REDECLARATION: &str = "SyntaxError: redeclaration of '";
+
+/// What the REPL rules allow instead (README "Semantics").
+const REDECLARATION_HINT: &str = ": an earlier run declared it, and a later run may declare again only a let or class as let or class, or a const as const";
+
+/// The name of a [`REDECLARATION`] error.
+fn redeclared(description: &str) -> Option<&str> {
+    description.strip_prefix(REDECLARATION)?.strip_suffix('\'')
 }
 
 /// How a refusal of the module loader reads once described (`Name: message`).
@@ -72,6 +95,7 @@ pub fn tool_error<'js>(
         tool,
         message: format!("{}: {}", failure.name, failure.message),
         at: locate(stack.as_deref(), site, program),
+        retryable: failure.retryable,
     }
 }
 
@@ -106,6 +130,11 @@ fn locate(
         .and_then(first_script_position)
         .or(site)
         .and_then(|(line, column)| program.positions.original(line, column))?;
+    position(location, program)
+}
+
+/// `location` with its line of the user's code.
+fn position(location: Location, program: &PreparedProgram) -> Option<SourcePosition> {
     let source_line = program.source.line(location.line)?.trim().to_owned();
     Some(SourcePosition {
         location,

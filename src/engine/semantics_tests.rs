@@ -21,6 +21,7 @@ fn host() -> FakeHost {
                 Err(ToolFailure {
                     name: "RangeError".into(),
                     message: "late".into(),
+                    retryable: false,
                 })
             }),
         )
@@ -216,4 +217,40 @@ fn the_temporal_dead_zone_holds_and_survives_a_failed_run() {
     // The binding exists, uninitialized, until a later run declares it again.
     assert!(matches!(error(run("early")), EngineError::Runtime { .. }));
     assert_eq!(output(run("let early = 2; early")), Value::Number(2.0));
+}
+
+#[test]
+fn a_declaration_that_clashes_with_an_earlier_run_is_reported_at_its_line() {
+    let engine = engine_with(host(), &options());
+    output(run_on(&engine, "const k = 1", &options()));
+    let failure = error(run_on(
+        &engine,
+        "console.log(1);\nconst a = 2;\n\nlet k = 3;",
+        &options(),
+    ));
+    let EngineError::Runtime { message, at } = &failure else {
+        panic!("{failure:?}");
+    };
+    assert!(
+        message.starts_with("SyntaxError: redeclaration of 'k': an earlier run declared it"),
+        "{message}"
+    );
+    let at = at.as_ref().unwrap();
+    assert_eq!((at.location.line, at.location.column), (4, 5));
+    assert_eq!(at.source_line, "let k = 3;");
+}
+
+/// README "Differences from a plain script": oxc keeps no parentheses around an assignment
+/// target, so `(f) = function () {}` runs as `f = function () {}`, which names the function.
+#[test]
+fn a_parenthesized_assignment_target_names_the_function_documented_difference() {
+    let engine = engine_with(host(), &options());
+    assert_eq!(
+        output(run_on(
+            &engine,
+            "var pn; (pn) = function () {}; pn.name",
+            &options()
+        )),
+        string("pn")
+    );
 }

@@ -181,6 +181,7 @@ impl Worker {
             result,
             logs: self.state.logs.borrow_mut().take(),
             dirty,
+            diagnostics: program.diagnostics,
             stats: RunStats {
                 wall_time: started.elapsed(),
                 tool_time,

@@ -21,6 +21,7 @@ use crate::engine::{
 };
 use crate::error::{ErrorCode, ExecutorError};
 use crate::options::{Options, RunConcurrency};
+use crate::program::rules::log_budget_too_small;
 use crate::program::INTERNAL_PREFIX;
 use crate::value::Value;
 
@@ -35,6 +36,9 @@ pub struct RunOutput {
     /// The same logs as structured entries.
     pub log_entries: Vec<LogEntry>,
     pub stats: RunStats,
+    /// What validation noted without blocking the run (§8.3): `WARNING`s and `INFO`s about the
+    /// code, and about the options the executor runs with.
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 /// The outcome of `init()` or `run()` together with the state change it brings. The caller
@@ -236,6 +240,15 @@ impl Executor {
         abort: RunAbort,
     ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
+        // The options' own notes (§8.3), reported with every run like the code's.
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "a byte budget far below 2^53; the rule reads JS numbers"
+        )]
+        let notices: Vec<Diagnostic> =
+            log_budget_too_small::check(Some(self.options.max_log_bytes as f64))
+                .into_iter()
+                .collect();
         let submitted = {
             let mut guard = lock(&inner);
             let queue = self.options.run_concurrency == RunConcurrency::Queue;
@@ -275,6 +288,8 @@ impl Executor {
                 .await
                 .unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true));
             let dirty = report.dirty;
+            let mut diagnostics = report.diagnostics;
+            diagnostics.extend(notices);
             let result = match report.result {
                 Ok(Completion {
                     output,
@@ -285,8 +300,12 @@ impl Executor {
                     is_final_answer,
                     log_entries: report.logs.entries,
                     stats: report.stats,
+                    diagnostics,
                 }),
-                Err(error) => Err(run_failed(error, report.logs.text)),
+                Err(error) => Err(with_notes(
+                    run_failed(error, report.logs.text),
+                    &diagnostics,
+                )),
             };
             Settled::then(result, move || {
                 let mut guard = lock(&inner);
@@ -385,9 +404,15 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
             ExecutorError::with_message(ErrorCode::ImportNotAllowed, message),
             at,
         ),
-        EngineError::Tool { tool, message, at } => at_position(
+        EngineError::Tool {
+            tool,
+            message,
+            at,
+            retryable,
+        } => at_position(
             ExecutorError::new(ErrorCode::ToolProxyFail, format!("{tool}: {message}"))
-                .with_detail("tool", tool),
+                .with_detail("tool", tool)
+                .with_retryable(retryable),
             at,
         ),
         EngineError::Limit { limit, message } => {
@@ -419,9 +444,20 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
         EngineError::Stopped => ExecutorError::new(
             ErrorCode::RuntimeException,
             "the executor was shut down during the run",
-        ),
+        )
+        .with_retryable(false),
     };
     error.with_logs(logs)
+}
+
+/// Adds the `WARNING`s and `INFO`s of a run that failed at run time to `details.diagnostics`
+/// (§8.3): a warning such as `forbidden_global_access` often says why it failed.
+fn with_notes(error: ExecutorError, diagnostics: &[Diagnostic]) -> ExecutorError {
+    if diagnostics.is_empty() || error.details.contains_key("diagnostics") {
+        return error;
+    }
+    let all: Vec<Json> = diagnostics.iter().map(Diagnostic::to_json).collect();
+    error.with_detail("diagnostics", json!(all))
 }
 
 /// Adds the user's line, column and source line to `details` (DESIGN.md "Errors").

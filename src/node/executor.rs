@@ -13,7 +13,7 @@ use super::error::to_napi_error;
 use super::host::{JsArgs, NodeHost, NodeTool, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::read;
-use super::program::{read_code, CODE_NOT_A_STRING};
+use super::program::{read_code, JsDiagnostic, CODE_NOT_A_STRING};
 use super::settle::{settle, settle_on_runtime, settle_then};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
@@ -44,6 +44,9 @@ pub struct CodeOutput {
     /// Figures about the run (§10.2).
     #[napi(ts_type = "RunStats")]
     pub stats: JsRunStats,
+    /// What validation noted without blocking the run (§8.3): `WARNING`s and `INFO`s such as
+    /// `forbidden_global_access` or `log_budget_too_small`; empty when there is nothing.
+    pub diagnostics: Vec<JsDiagnostic>,
 }
 
 /// Figures about one run.
@@ -88,6 +91,7 @@ impl From<RunOutput> for CodeOutput {
             is_final_answer: run.is_final_answer,
             log_entries: run.log_entries.into_iter().map(JsLogEntry::from).collect(),
             stats: run.stats.into(),
+            diagnostics: run.diagnostics.iter().map(JsDiagnostic::from).collect(),
         }
     }
 }

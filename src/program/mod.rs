@@ -14,12 +14,12 @@ pub mod source;
 use std::path::PathBuf;
 
 use oxc_allocator::Allocator;
-use oxc_ast::ast::Program;
+use oxc_ast::ast::{Program, Statement};
 use oxc_ast::AstKind;
 use oxc_ast_visit::Visit;
 use oxc_codegen::{Codegen, CodegenOptions};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Location};
 pub use module::prepare_module;
 use positions::PositionMap;
 use rules::Code;
@@ -59,6 +59,19 @@ pub struct PreparedProgram {
     pub diagnostics: Vec<Diagnostic>,
     pub positions: PositionMap,
     pub source: SourceText,
+    /// Each top-level binding the code declares, and where (the user's position): a run whose
+    /// declaration clashes with an earlier run's names the declaration's line.
+    pub declarations: Vec<(String, Location)>,
+}
+
+impl PreparedProgram {
+    /// Where the code declares `name` at its top level.
+    pub fn declaration(&self, name: &str) -> Option<Location> {
+        self.declarations
+            .iter()
+            .find(|(declared, _)| declared == name)
+            .map(|&(_, location)| location)
+    }
 }
 
 impl PreparedProgram {
@@ -93,6 +106,7 @@ pub fn prepare_safely(code: &str, context: &ProgramContext, stack_bytes: usize) 
             diagnostics: vec![Diagnostic::error(rules::code_size_valid::RULE, why)],
             positions: PositionMap::default(),
             source: SourceText::new(code),
+            declarations: Vec::new(),
         },
     )
 }
@@ -117,6 +131,7 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
         diagnostics,
         positions: PositionMap::default(),
         source: source.clone(),
+        declarations: Vec::new(),
     };
     if let Some(refused) =
         rules::code_non_empty::check(code).or_else(|| rules::code_size_valid::check(code))
@@ -154,6 +169,7 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
         return blocked(diagnostics);
     }
 
+    let declarations = top_level_declarations(&program, &source);
     rewrite::rewrite(&allocator, &mut program);
     let generated = Codegen::new()
         .with_options(CodegenOptions {
@@ -173,7 +189,45 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
         diagnostics,
         positions,
         source,
+        declarations,
     }
+}
+
+/// The names the wrapper's body (the user's code) declares at its top level, with where.
+fn top_level_declarations(program: &Program, source: &SourceText) -> Vec<(String, Location)> {
+    let Some(Statement::FunctionDeclaration(wrapper)) = program.body.first() else {
+        return Vec::new();
+    };
+    let Some(body) = wrapper.body.as_ref() else {
+        return Vec::new();
+    };
+    let at = |span: oxc_span::Span| {
+        source.location((span.start as usize).saturating_sub(parse::PREFIX.len()))
+    };
+    let mut declared = Vec::new();
+    for statement in &body.statements {
+        match statement {
+            Statement::VariableDeclaration(declaration) => {
+                for declarator in &declaration.declarations {
+                    for ident in declarator.id.get_binding_identifiers() {
+                        declared.push((ident.name.to_string(), at(ident.span)));
+                    }
+                }
+            }
+            Statement::FunctionDeclaration(function) => {
+                if let Some(ident) = &function.id {
+                    declared.push((ident.name.to_string(), at(ident.span)));
+                }
+            }
+            Statement::ClassDeclaration(class) => {
+                if let Some(ident) = &class.id {
+                    declared.push((ident.name.to_string(), at(ident.span)));
+                }
+            }
+            _ => {}
+        }
+    }
+    declared
 }
 
 /// At most this many rule findings are reported for one program.
