@@ -1,11 +1,12 @@
 //! What the host puts into a context between runs (§4.3.2, §4.3.3, §5.2): tools, as frozen
 //! non-writable, non-configurable globals that call the host; variables, as ordinary writable
-//! globals holding copies.
+//! globals holding copies. Neither may take a name that a top-level `let`, `const` or `class`
+//! of an earlier run holds: that binding would hide it from every later run.
 
 use std::rc::Rc;
 
 use rquickjs::object::Property;
-use rquickjs::Ctx;
+use rquickjs::{qjs, Ctx};
 
 use super::bridge::Bridge;
 use super::convert::from_value;
@@ -27,6 +28,11 @@ pub(super) fn define_tools<'js>(
         if installed.contains(name) {
             continue;
         }
+        if hidden_by_lexical(ctx, name) {
+            return Err(format!(
+                "cannot install tool '{name}': the sandbox's code declared '{name}' with let, const or class, which would hide the tool"
+            ));
+        }
         Bridge::tool_function(ctx, bridge, state, name.clone(), name)
             .and_then(|function| define_hardened(ctx, name, function.into_value(), true))
             .map_err(|_| {
@@ -41,6 +47,14 @@ pub(super) fn define_tools<'js>(
 /// Sets each variable as a writable global holding a copy of the host's value.
 pub(super) fn set_variables(ctx: &Ctx<'_>, variables: &[(String, Value)]) -> Result<(), String> {
     let globals = ctx.globals();
+    if let Some((name, _)) = variables
+        .iter()
+        .find(|(name, _)| hidden_by_lexical(ctx, name))
+    {
+        return Err(format!(
+            "variable '{name}' cannot be set: the sandbox's code declared '{name}' with let, const or class, which would hide the variable"
+        ));
+    }
     for (name, value) in variables {
         let copy = from_value(ctx, value).map_err(|error| {
             ctx.catch();
@@ -57,4 +71,88 @@ pub(super) fn set_variables(ctx: &Ctx<'_>, variables: &[(String, Value)]) -> Res
             })?;
     }
     Ok(())
+}
+
+// `JS_HasGlobalLexical` of `vendor/quickjs-patches/0203-global-lexical-lookup.patch`:
+// rquickjs-sys's bindings are generated from the unpatched header, so what a patch adds is
+// declared where it is used.
+extern "C" {
+    fn JS_HasGlobalLexical(ctx: *mut qjs::JSContext, prop: qjs::JSAtom) -> bool;
+}
+
+/// Whether a top-level `let`, `const` or `class` of an earlier run is named `name`: a global
+/// property of that name would never be seen.
+fn hidden_by_lexical(ctx: &Ctx<'_>, name: &str) -> bool {
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: `raw` is this live context; the atom is created from `name`'s bytes (with their
+    // length) and released after the lookup, which only reads the context.
+    unsafe {
+        let atom = qjs::JS_NewAtomLen(raw, name.as_ptr().cast(), name.len() as _);
+        if atom == qjs::JS_ATOM_NULL {
+            ctx.catch();
+            return false;
+        }
+        let found = JS_HasGlobalLexical(raw, atom);
+        qjs::JS_FreeAtom(raw, atom);
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::testing::{engine_with, run_on, FakeHost};
+    use crate::engine::EngineError;
+    use crate::options::Options;
+    use crate::value::Value;
+
+    #[test]
+    fn patch_0203_a_tool_or_variable_a_lexical_binding_would_hide_is_refused() {
+        let options = Options::default();
+        let engine = engine_with(FakeHost::default(), &options);
+        run_on(
+            &engine,
+            "let search = 1; const answer = 2; var plain = 3",
+            &options,
+        )
+        .result
+        .unwrap();
+        let refused = |result: Result<(), EngineError>| match result {
+            Err(EngineError::Endowment(message)) => message,
+            other => panic!("expected a refusal, got {other:?}"),
+        };
+        let tool = refused(
+            engine
+                .define_tools(vec!["search".into()])
+                .blocking_recv()
+                .unwrap(),
+        );
+        assert!(
+            tool.contains("declared 'search' with let, const or class"),
+            "{tool}"
+        );
+        let variable = refused(
+            engine
+                .set_variables(vec![("answer".into(), Value::Number(1.0))])
+                .blocking_recv()
+                .unwrap(),
+        );
+        assert!(variable.contains("'answer'"), "{variable}");
+        // Names the code did not declare lexically are free.
+        engine
+            .set_variables(vec![("fresh".into(), Value::Number(4.0))])
+            .blocking_recv()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            run_on(&engine, "[fresh, search, answer]", &options)
+                .result
+                .unwrap()
+                .output,
+            Value::Array(vec![
+                Some(Value::Number(4.0)),
+                Some(Value::Number(1.0)),
+                Some(Value::Number(2.0))
+            ])
+        );
+    }
 }
