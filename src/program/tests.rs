@@ -184,6 +184,13 @@ fn an_unmatched_closing_brace_is_a_syntax_error_not_an_escape() {
 }
 
 #[test]
+fn new_target_outside_functions_is_a_syntax_error_as_in_a_script() {
+    assert_eq!(rules_of("new.target"), ["syntax_valid"]);
+    assert_eq!(rules_of("const f = () => new.target"), ["syntax_valid"]);
+    assert!(rules_of("function f() { return new.target } class K { x = new.target }").is_empty());
+}
+
+#[test]
 fn early_errors_from_semantic_analysis_are_syntax_errors() {
     assert_eq!(rules_of("let a; let a;"), ["syntax_valid"]);
 }

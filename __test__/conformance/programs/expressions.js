@@ -81,3 +81,6 @@ dp
 // @program getter-on-class-static
 class G { static get now() { return "static getter"; } }
 G.now
+// @program anonymous-functions-in-sequences-stay-anonymous
+const anonymous = (0, function () {});
+[anonymous.name, ((x) => x).name]

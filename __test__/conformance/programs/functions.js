@@ -75,3 +75,7 @@ dup(1, 2)
 function fp() {}
 fp.custom = 1;
 [fp.custom, typeof fp.prototype]
+// @program new-target-at-top-level
+new.target
+// @program new-target-in-arrow-at-top-level
+const nt = () => new.target;
