@@ -71,6 +71,29 @@ describe('top-level return and await (the async wrapper)', () => {
   })
 })
 
+describe('results that are Promises are awaited (DESIGN.md "Output")', () => {
+  it('a returned Promise gives its value', async () => {
+    expect(await output('return new Promise((r) => r("done"))')).toBe('done')
+  })
+
+  it('a Promise left as the last expression gives its value', async () => {
+    expect(await output('const later = (v) => new Promise((r) => r(v));\nlater([1, 2])')).toEqual([1, 2])
+  })
+
+  it('a rejected result is ERR_RUNTIME_EXCEPTION at the return or expression', async () => {
+    const returned = await rejectionOf(run('const reason = "no";\nreturn Promise.reject(reason)'))
+    expect(returned.code).toBe('ERR_RUNTIME_EXCEPTION')
+    expect(returned.message).toBe("Runtime exception: Uncaught 'no' (line 2: return Promise.reject(reason))")
+    const left = await rejectionOf(run('1;\nPromise.reject(new RangeError("left"))'))
+    expect(left.message).toMatch(/^Runtime exception: RangeError: left \(line 2/)
+    expect(left.details.line).toBe(2)
+  })
+
+  it('only Promises are awaited: an object with then is an ordinary output', async () => {
+    expect(await output('({ then: 1, v: 2 })')).toEqual({ then: 1, v: 2 })
+  })
+})
+
 describe('final_answer (§5.4)', () => {
   it('ends the run with is_final_answer and its value', async () => {
     expect(contractOf(await run('final_answer({ answer: 42 })'))).toEqual({
@@ -138,6 +161,15 @@ describe('persistence across runs (DESIGN.md "Persistence")', () => {
     const error = await rejectionOf(run('fixed = 2'))
     expect(error.message).toMatch(/TypeError/)
     expect(await output('fixed')).toBe(1)
+  })
+
+  it('a const assignment throws in every form, in this run and later ones (issue 13)', async () => {
+    for (const code of ['const cx = 1; cx = 2; cx', 'const cy = 1; [cy] = [5]', 'const cz = 1; cz++']) {
+      const error = await rejectionOf(run(code))
+      expect(error.message, code).toMatch(/TypeError: '(cx|cy|cz)' is read-only/)
+    }
+    expect((await rejectionOf(run('cx = 3'))).message).toMatch(/TypeError/)
+    expect(await output('cx')).toBe(1)
   })
 
   it('top-level let, const and class are not properties of the global object', async () => {

@@ -46,6 +46,7 @@ pub struct CodeOutput {
     pub stats: JsRunStats,
     /// What validation noted without blocking the run (§8.3): `WARNING`s and `INFO`s such as
     /// `forbidden_global_access` or `log_budget_too_small`; empty when there is nothing.
+    #[napi(ts_type = "Array<Diagnostic>")]
     pub diagnostics: Vec<JsDiagnostic>,
 }
 
