@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use oxc_allocator::Allocator;
-use oxc_ast::ast::{Class, Function, NewTarget, Program, Statement};
+use oxc_ast::ast::{Class, Function, NewTarget, Program, Statement, VariableDeclarationKind};
 use oxc_ast_visit::Visit;
 use oxc_codegen::Codegen;
 use oxc_diagnostics::OxcDiagnostic;
@@ -195,8 +195,9 @@ fn check_wrapper_intact(program: &Program, source: &SourceText) -> Result<(), Ve
     }
 }
 
-/// Refuses what the wrapper function allows but the global script the code runs as does not:
-/// `new.target` outside any function (QuickJS would refuse it only when the run starts).
+/// Refuses what the wrapper function allows but the global script the code runs as does not
+/// (QuickJS would refuse it only when the run starts): `new.target` outside any function, and
+/// `using` declarations at the top level.
 fn check_script_only(program: &Program, source: &SourceText) -> Result<(), Vec<Diagnostic>> {
     /// Finds `new.target` outside functions (arrow functions have none of their own; class
     /// bodies are functions or allow it).
@@ -211,19 +212,38 @@ fn check_script_only(program: &Program, source: &SourceText) -> Result<(), Vec<D
     let Some(Statement::FunctionDeclaration(wrapper)) = program.body.first() else {
         return Ok(());
     };
+    let Some(body) = &wrapper.body else {
+        return Ok(());
+    };
+    let using = body
+        .statements
+        .iter()
+        .find_map(|statement| match statement {
+            Statement::VariableDeclaration(declaration)
+                if matches!(
+                    declaration.kind,
+                    VariableDeclarationKind::Using | VariableDeclarationKind::AwaitUsing
+                ) =>
+            {
+                Some(declaration.span.start)
+            }
+            _ => None,
+        });
     let mut finder = Finder(None);
-    if let Some(body) = &wrapper.body {
-        finder.visit_statements(&body.statements);
-    }
-    match finder.0 {
-        None => Ok(()),
-        Some(offset) => {
-            let location = source.location((offset as usize).saturating_sub(PREFIX.len()));
-            let mut diagnostic =
-                Diagnostic::error(RULE, "new.target is only allowed inside functions").at(location);
-            diagnostic.code_frame = source.code_frame(location);
-            Err(vec![diagnostic])
-        }
+    finder.visit_statements(&body.statements);
+    let refused = |offset: u32, message: &str| {
+        let location = source.location((offset as usize).saturating_sub(PREFIX.len()));
+        let mut diagnostic = Diagnostic::error(RULE, message).at(location);
+        diagnostic.code_frame = source.code_frame(location);
+        Err(vec![diagnostic])
+    };
+    match (finder.0, using) {
+        (Some(offset), _) => refused(offset, "new.target is only allowed inside functions"),
+        (None, Some(offset)) => refused(
+            offset,
+            "using declarations are not allowed at the top level of a script; declare them in a block",
+        ),
+        (None, None) => Ok(()),
     }
 }
 

@@ -191,6 +191,13 @@ fn new_target_outside_functions_is_a_syntax_error_as_in_a_script() {
 }
 
 #[test]
+fn using_at_the_top_level_is_a_syntax_error_as_in_a_script() {
+    assert_eq!(rules_of("using r = null"), ["syntax_valid"]);
+    assert_eq!(rules_of("await using r = null"), ["syntax_valid"]);
+    assert!(rules_of("{ using r = null }").is_empty());
+}
+
+#[test]
 fn early_errors_from_semantic_analysis_are_syntax_errors() {
     assert_eq!(rules_of("let a; let a;"), ["syntax_valid"]);
 }

@@ -113,3 +113,11 @@ var CV = 1;
 var vf = 1;
 function vf() {}
 typeof vf
+// @program using-in-block
+let disposed = false;
+{
+  using r = { [Symbol.dispose]() { disposed = true; } };
+}
+disposed
+// @program using-at-top-level-early-error
+using top = null;
