@@ -66,6 +66,15 @@ pub fn runtime_error<'js>(
     EngineError::Runtime { message, at }
 }
 
+/// A run whose promise nothing can settle any more; `site` is where it returned a Promise,
+/// which is then the one it waits for.
+pub fn never_settles(program: &PreparedProgram, site: Option<(u32, u32)>) -> EngineError {
+    EngineError::Runtime {
+        message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
+        at: locate(None, site, program),
+    }
+}
+
 /// What QuickJS says when a declaration clashes with a binding of an earlier run.
 const REDECLARATION: &str = "SyntaxError: redeclaration of '";
 

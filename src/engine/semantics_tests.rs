@@ -126,6 +126,21 @@ fn a_result_that_never_settles_ends_at_the_deadline() {
 }
 
 #[test]
+fn a_returned_promise_that_nothing_can_settle_is_reported_at_the_return() {
+    let engine = engine_with(host(), &options());
+    let failure = error(run_on(
+        &engine,
+        "const pending = new Promise(() => {});\nreturn pending",
+        &options(),
+    ));
+    assert!(
+        matches!(&failure, EngineError::Runtime { message, .. } if message.contains("can never settle")),
+        "{failure:?}"
+    );
+    assert_eq!(line_of(&failure), Some(2));
+}
+
+#[test]
 fn only_promises_are_awaited_a_thenable_or_proxy_is_an_ordinary_output() {
     let engine = engine_with(host(), &options());
     let run = |code: &str| output(run_on(&engine, code, &options()));

@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use super::bridge::Bridge;
 use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
-use super::failure::{runtime_error, tool_error};
+use super::failure::{never_settles, runtime_error, tool_error};
 use super::globals::{self, copy_out};
 use super::heap::{HeapMeter, MeteredAllocator};
 use super::host::Host;
@@ -233,7 +233,11 @@ fn execute<'js>(
 
     let result = match state.stop.get() {
         Some(Stop::FinalAnswer) => Ok(Completion {
-            output: state.final_answer.borrow_mut().take().unwrap_or(Value::Undefined),
+            output: state
+                .final_answer
+                .borrow_mut()
+                .take()
+                .unwrap_or(Value::Undefined),
             is_final_answer: true,
         }),
         Some(Stop::MaxOperations) => Err(EngineError::MaxOperations {
@@ -249,18 +253,11 @@ fn execute<'js>(
                 output,
                 is_final_answer: false,
             }),
-            Settled::Threw(thrown) => {
-                Err(match bridge.tool_failure_of(ctx, &thrown) {
-                    Some((tool, failure)) => {
-                        tool_error(ctx, &thrown, tool, &failure, program, site)
-                    }
-                    None => runtime_error(ctx, &thrown, program, site),
-                })
-            }
-            Settled::Stuck => Err(EngineError::Runtime {
-                message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
-                at: None,
+            Settled::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
+                Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program, site),
+                None => runtime_error(ctx, &thrown, program, site),
             }),
+            Settled::Stuck => Err(never_settles(program, site)),
             Settled::Stopped => Err(EngineError::Stopped),
         },
     };
