@@ -1,9 +1,10 @@
 //! Programs nobody wrote: a small grammar of what agent code does with top-level state —
 //! declarations of every kind over a few shared names, reads, every form of assignment,
 //! shadowing blocks, closures, loops, labels, `switch`, `try`, classes, generators, `await` —
-//! printed from a seed. Names are shared on purpose, so that programs also read bindings
-//! before their declaration (TDZ), assign constants, and redeclare (early errors); every
-//! loop is bounded. A seed always gives the same program.
+//! printed from a seed. Names are shared on purpose: programs mostly use names declared above
+//! (so that most of them run far), and sometimes read bindings before their declaration (TDZ),
+//! assign constants, and redeclare (early errors); every loop is bounded. A seed always gives
+//! the same program.
 
 use std::fmt::Write as _;
 
@@ -20,6 +21,8 @@ struct Generator {
     depth: usize,
     /// Inside a function or class body, where `await` is not allowed.
     in_function: bool,
+    /// The names declared at the top level so far.
+    declared: Vec<&'static str>,
 }
 
 /// The program of `seed`.
@@ -29,6 +32,7 @@ pub fn program(seed: u64) -> String {
         fresh: 0,
         depth: 0,
         in_function: false,
+        declared: Vec::new(),
     };
     generator.top_level()
 }
@@ -47,8 +51,45 @@ impl Generator {
         format!("t{}", self.fresh)
     }
 
+    /// A name to use: mostly one declared above, sometimes any (undeclared, or in its TDZ).
     fn name(&mut self) -> &'static str {
-        self.pick(&NAMES)
+        self.known(&NAMES).unwrap_or_else(|| self.pick(&NAMES))
+    }
+
+    /// One of `names` declared above, mostly; now and then any of them (undeclared, or in its
+    /// TDZ); `None` when none is declared and the dice say so (the caller uses a literal).
+    fn known(&mut self, names: &[&'static str]) -> Option<&'static str> {
+        let declared: Vec<&'static str> = names
+            .iter()
+            .copied()
+            .filter(|name| self.declared.contains(name))
+            .collect();
+        if self.chance(12) {
+            Some(self.pick(names))
+        } else if declared.is_empty() {
+            None
+        } else {
+            Some(self.pick(&declared))
+        }
+    }
+
+    /// A name to declare: at the top level mostly one not declared yet (a name declared twice
+    /// is an early error), and noted as declared.
+    fn declare(&mut self, names: &[&'static str]) -> &'static str {
+        let free: Vec<&'static str> = names
+            .iter()
+            .copied()
+            .filter(|name| !self.declared.contains(name))
+            .collect();
+        let name = if !free.is_empty() && self.chance(85) {
+            self.pick(&free)
+        } else {
+            self.pick(names)
+        };
+        if self.depth == 0 && !self.in_function {
+            self.declared.push(name);
+        }
+        name
     }
 
     fn top_level(&mut self) -> String {
@@ -60,6 +101,10 @@ impl Generator {
         for _ in 0..count {
             let statement = if self.chance(45) {
                 self.declaration()
+            } else if self.chance(35) {
+                // So that a failing statement does not end the program.
+                let statement = self.statement();
+                format!("try {{ {statement} }} catch (e) {{ console.log(e.name, e.message); }}")
             } else {
                 self.statement()
             };
@@ -108,62 +153,65 @@ impl Generator {
     }
 
     fn declaration_kind(&mut self) -> String {
-        let name = self.name();
+        // The initializer first: it mostly uses names declared before this declaration.
+        let (first, second) = (self.expression(), self.expression());
+        let name = self.declare(&NAMES);
         match self.rng.u8(..12) {
-            0 => format!("var {name} = {};", self.expression()),
-            1 | 2 => format!("let {name} = {};", self.expression()),
-            3 | 4 => format!("const {name} = {};", self.expression()),
+            0 => format!("var {name} = {first};"),
+            1 | 2 => format!("let {name} = {first};"),
+            3 | 4 => format!("const {name} = {first};"),
             5 => format!("let {name};"),
             6 => format!("var {name};"),
             7 => {
-                let other = self.name();
-                format!(
-                    "let [{name}, {other}] = [{}, {}];",
-                    self.expression(),
-                    self.expression()
-                )
+                let other = self.declare(&NAMES);
+                format!("let [{name}, {other}] = [{first}, {second}];")
             }
-            8 => format!("const {{ p: {name} }} = {{ p: {} }};", self.expression()),
+            8 => format!("const {{ p: {name} }} = {{ p: {first} }};"),
             9 => {
-                let function = self.pick(&FUNCTIONS);
-                self.in_function = true;
+                let outer = std::mem::replace(&mut self.in_function, true);
                 let body = self.block_body();
-                format!(
-                    "function {function}(x) {{ {body} return {}; }}",
-                    self.expression()
-                )
+                let result = self.expression();
+                self.in_function = outer;
+                let function = self.declare(&FUNCTIONS);
+                format!("function {function}(x) {{ {body} return {result}; }}")
             }
-            10 => {
-                self.in_function = true;
-                self.class()
-            }
+            10 => self.class(),
             _ => {
-                let function = self.pick(&FUNCTIONS);
-                self.in_function = true;
-                format!(
-                    "function* {function}() {{ yield {}; yield* [{}, {}]; return {}; }}",
+                let outer = std::mem::replace(&mut self.in_function, true);
+                let values = [
                     self.expression(),
                     self.expression(),
                     self.expression(),
-                    self.expression()
-                )
+                    self.expression(),
+                ];
+                self.in_function = outer;
+                let function = self.declare(&FUNCTIONS);
+                let [a, b, c, d] = values;
+                format!("function* {function}() {{ yield {a}; yield* [{b}, {c}]; return {d}; }}")
             }
         }
     }
 
     fn class(&mut self) -> String {
-        let class = self.pick(&CLASSES);
-        if class == "L" && self.chance(50) {
+        // The body first (it mostly uses what is declared before the class), then the name.
+        let outer = std::mem::replace(&mut self.in_function, true);
+        let parts = [self.expression(), self.expression(), self.expression()];
+        self.in_function = outer;
+        let extends = self.declared.contains(&"K") && self.chance(40);
+        let class = if extends {
+            self.declared.push("L");
+            "L"
+        } else {
+            self.declare(&CLASSES)
+        };
+        let [first, second, third] = parts;
+        if extends {
             return format!(
-                "class L extends K {{ constructor() {{ super(); this.own = {}; }} m() {{ return [super.m(), this.own]; }} static {{ console.log(\"static L\", typeof K); }} }}",
-                self.expression()
+                "class L extends K {{ constructor() {{ super(); this.own = {first}; }} m() {{ return [super.m(), this.own]; }} static {{ console.log(\"static L\", typeof K); }} }}"
             );
         }
         format!(
-            "class {class} {{ #p = {}; static s = {}; get v() {{ return this.#p; }} set v(x) {{ this.#p = x; }} m() {{ return {}; }} static {{ console.log(\"static\", this.s); }} }}",
-            self.expression(),
-            self.expression(),
-            self.expression()
+            "class {class} {{ #p = {first}; static s = {second}; get v() {{ return this.#p; }} set v(x) {{ this.#p = x; }} m() {{ return {third}; }} static {{ console.log(\"static\", this.s); }} }}"
         )
     }
 
@@ -323,9 +371,18 @@ impl Generator {
             6 => format!("[{}, {}]", self.atom(), self.atom()),
             7 => format!("{{ p: {} }}", self.atom()),
             8 => format!("(() => {})()", self.atom()),
-            9 => format!("{}()", self.pick(&FUNCTIONS)),
-            10 => format!("[...{}()]", self.pick(&FUNCTIONS)),
-            11 => format!("new {}().m()", self.pick(&CLASSES)),
+            9 => match self.known(&FUNCTIONS) {
+                Some(function) => format!("{function}()"),
+                None => self.atom(),
+            },
+            10 => match self.known(&FUNCTIONS) {
+                Some(function) => format!("[...{function}()]"),
+                None => self.atom(),
+            },
+            11 => match self.known(&CLASSES) {
+                Some(class) => format!("new {class}().m()"),
+                None => self.atom(),
+            },
             12 if !self.in_function => format!("(await {})", self.atom()),
             _ => format!("{} ? {} : {}", self.atom(), self.atom(), self.atom()),
         };
@@ -335,7 +392,10 @@ impl Generator {
 
     fn atom(&mut self) -> String {
         match self.rng.u8(..10) {
-            0..=3 => self.name().to_owned(),
+            0..=3 => match self.known(&NAMES) {
+                Some(name) => name.to_owned(),
+                None => self.rng.u8(..4).to_string(),
+            },
             4 => self.rng.u8(..4).to_string(),
             5 => format!("\"{}\"", self.pick(&["x", "", "ab"])),
             6 => self.pick(&["null", "undefined", "true"]).to_owned(),
@@ -345,7 +405,10 @@ impl Generator {
                 let _ = write!(text, "${{{}}}`", self.name());
                 text
             }
-            _ => format!("{}.v", self.pick(&["new K()", "new L()"])),
+            _ => match self.known(&CLASSES) {
+                Some(class) => format!("new {class}().v"),
+                None => "null".to_owned(),
+            },
         }
     }
 }
