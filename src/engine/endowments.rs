@@ -6,11 +6,12 @@
 use std::rc::Rc;
 
 use rquickjs::object::Property;
-use rquickjs::{qjs, Ctx};
+use rquickjs::Ctx;
 
 use super::bridge::Bridge;
 use super::convert::from_value;
 use super::globals::define_hardened;
+use super::reflect::has_global_lexical;
 use super::state::RunState;
 use crate::value::Value;
 
@@ -28,7 +29,7 @@ pub(super) fn define_tools<'js>(
         if installed.contains(name) {
             continue;
         }
-        if hidden_by_lexical(ctx, name) {
+        if has_global_lexical(ctx, name) {
             return Err(format!(
                 "cannot install tool '{name}': the sandbox's code declared '{name}' with let, const or class, which would hide the tool"
             ));
@@ -49,7 +50,7 @@ pub(super) fn set_variables(ctx: &Ctx<'_>, variables: &[(String, Value)]) -> Res
     let globals = ctx.globals();
     if let Some((name, _)) = variables
         .iter()
-        .find(|(name, _)| hidden_by_lexical(ctx, name))
+        .find(|(name, _)| has_global_lexical(ctx, name))
     {
         return Err(format!(
             "variable '{name}' cannot be set: the sandbox's code declared '{name}' with let, const or class, which would hide the variable"
@@ -71,31 +72,6 @@ pub(super) fn set_variables(ctx: &Ctx<'_>, variables: &[(String, Value)]) -> Res
             })?;
     }
     Ok(())
-}
-
-// `JS_HasGlobalLexical` of `vendor/quickjs-patches/0203-global-lexical-lookup.patch`:
-// rquickjs-sys's bindings are generated from the unpatched header, so what a patch adds is
-// declared where it is used.
-extern "C" {
-    fn JS_HasGlobalLexical(ctx: *mut qjs::JSContext, prop: qjs::JSAtom) -> bool;
-}
-
-/// Whether a top-level `let`, `const` or `class` of an earlier run is named `name`: a global
-/// property of that name would never be seen.
-fn hidden_by_lexical(ctx: &Ctx<'_>, name: &str) -> bool {
-    let raw = ctx.as_raw().as_ptr();
-    // SAFETY: `raw` is this live context; the atom is created from `name`'s bytes (with their
-    // length) and released after the lookup, which only reads the context.
-    unsafe {
-        let atom = qjs::JS_NewAtomLen(raw, name.as_ptr().cast(), name.len() as _);
-        if atom == qjs::JS_ATOM_NULL {
-            ctx.catch();
-            return false;
-        }
-        let found = JS_HasGlobalLexical(raw, atom);
-        qjs::JS_FreeAtom(raw, atom);
-        found
-    }
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod inbox;
 pub mod inspect;
 mod lockdown;
 mod modules;
+mod reflect;
 mod script;
 #[cfg(test)]
 mod semantics_tests;

@@ -12,53 +12,32 @@
 //!   top-level `let`/`class` or `const` of an earlier run, by V8's REPL-mode rules (README
 //!   "Semantics").
 
-use std::ffi::CString;
+use rquickjs::{Ctx, FromJs, Promise};
 
-use rquickjs::{qjs, Ctx, FromJs, Promise, Value as JsValue};
-
+use super::reflect::{eval_script, ScriptFlags};
 use crate::program::SCRIPT_NAME;
 
-/// `JS_EVAL_FLAG_TOP_LEVEL_RETURN` of `vendor/quickjs-patches/0201-top-level-return.patch`.
-/// rquickjs-sys's bindings are generated from the unpatched header, so what a patch adds is
-/// declared where it is used.
-const JS_EVAL_FLAG_TOP_LEVEL_RETURN: u32 = 1 << 16;
-/// `JS_EVAL_FLAG_REPL` of `vendor/quickjs-patches/0202-repl-lexical-redeclaration.patch`.
-const JS_EVAL_FLAG_REPL: u32 = 1 << 17;
-
 /// The flags every run is evaluated with.
-const RUN_FLAGS: u32 = qjs::JS_EVAL_TYPE_GLOBAL
-    | qjs::JS_EVAL_FLAG_ASYNC
-    | qjs::JS_EVAL_FLAG_BACKTRACE_BARRIER
-    | JS_EVAL_FLAG_TOP_LEVEL_RETURN
-    | JS_EVAL_FLAG_REPL;
+const RUN: ScriptFlags = ScriptFlags {
+    asynchronous: true,
+    top_level_return: true,
+    repl: true,
+    compile_only: false,
+};
 
 /// Compiles and starts `code` (a prepared program, whose NUL characters are escaped) as the
 /// context's next REPL input. Its promise settles when the script ends; an `Err` means it did
 /// not compile or its declarations clash with earlier ones (the exception is in `ctx`).
 pub(super) fn evaluate<'js>(ctx: &Ctx<'js>, code: &str) -> rquickjs::Result<Promise<'js>> {
-    eval_with_flags(ctx, code, RUN_FLAGS)
+    eval_with_flags(ctx, code, RUN)
 }
 
-fn eval_with_flags<'js>(ctx: &Ctx<'js>, code: &str, flags: u32) -> rquickjs::Result<Promise<'js>> {
-    let source = CString::new(code)?;
-    let name = CString::new(SCRIPT_NAME)?;
-    let raw = ctx.as_raw().as_ptr();
-    // SAFETY: `raw` is this live context, on its thread; `source` is NUL-terminated as QuickJS
-    // requires (`len` excludes the terminator); the returned value is owned and handed to
-    // `JsValue`, which frees it.
-    let value = unsafe {
-        let value = qjs::JS_Eval(
-            raw,
-            source.as_ptr(),
-            code.len() as _,
-            name.as_ptr(),
-            flags as i32,
-        );
-        if qjs::JS_VALUE_GET_TAG(value) == qjs::JS_TAG_EXCEPTION {
-            return Err(rquickjs::Error::Exception);
-        }
-        JsValue::from_raw(ctx.clone(), value)
-    };
+fn eval_with_flags<'js>(
+    ctx: &Ctx<'js>,
+    code: &str,
+    flags: ScriptFlags,
+) -> rquickjs::Result<Promise<'js>> {
+    let value = eval_script(ctx, code, SCRIPT_NAME, flags)?;
     Promise::from_js(ctx, value)
 }
 
@@ -67,7 +46,7 @@ mod tests {
     //! One test per behaviour the QuickJS patches change, on a bare context (no executor).
 
     use rquickjs::promise::PromiseState;
-    use rquickjs::{Context, Runtime};
+    use rquickjs::{Context, Runtime, Value as JsValue};
 
     use super::*;
 
@@ -75,10 +54,10 @@ mod tests {
     /// returned value (as JSON; `ok` for an input that returns nothing) or the error's
     /// `Name: message`.
     fn inputs(inputs: &[&str]) -> Vec<String> {
-        inputs_with(RUN_FLAGS, inputs)
+        inputs_with(RUN, inputs)
     }
 
-    fn inputs_with(flags: u32, inputs: &[&str]) -> Vec<String> {
+    fn inputs_with(flags: ScriptFlags, inputs: &[&str]) -> Vec<String> {
         let runtime = Runtime::new().unwrap();
         let context = Context::full(&runtime).unwrap();
         context.with(|ctx| {
@@ -145,7 +124,10 @@ mod tests {
 
     #[test]
     fn patch_0201_return_stays_a_syntax_error_without_the_flag() {
-        let flags = RUN_FLAGS & !JS_EVAL_FLAG_TOP_LEVEL_RETURN;
+        let flags = ScriptFlags {
+            top_level_return: false,
+            ..RUN
+        };
         assert_eq!(
             inputs_with(flags, &["return 1", "function f() { return 2 } f()"]),
             // The second ends normally: the async script settles with its completion value.
@@ -307,7 +289,7 @@ mod tests {
 
     #[test]
     fn patch_0202_without_the_flag_a_later_script_may_not_redeclare() {
-        let flags = RUN_FLAGS & !JS_EVAL_FLAG_REPL;
+        let flags = ScriptFlags { repl: false, ..RUN };
         assert_eq!(
             inputs_with(flags, &["let x = 1", "let x = 2"]),
             ["ok", REDECLARED]

@@ -1,4 +1,6 @@
 //! The engine thread: builds the runtime and context, then serves commands until told to stop.
+//!
+//! Spec: §7.2 (run algorithm) and §4 (a context per executor lifetime).
 
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
@@ -175,7 +177,6 @@ impl Worker {
             .with(|ctx| execute(&ctx, state, bridge, &program, &request));
         let (tool_calls, tool_time) = self.bridge.end_run();
         self.state.end();
-        self.state.flush_log_stream();
         self.dirty |= dirty;
         RunReport {
             result,

@@ -9,6 +9,8 @@ mod parse;
 pub mod positions;
 mod rewrite;
 pub mod rules;
+#[cfg(test)]
+pub mod shape;
 pub mod source;
 
 use std::path::PathBuf;
@@ -21,6 +23,9 @@ use oxc_codegen::{Codegen, CodegenOptions};
 
 use crate::diagnostic::{Diagnostic, Location};
 pub use module::prepare_module;
+/// JS's own name rules, for code this crate writes outside `program` (the prompt's tool
+/// signatures), which should not reach for oxc itself.
+pub use oxc_syntax::{identifier::is_identifier_name, keyword::is_reserved_keyword};
 use positions::PositionMap;
 use rules::Code;
 use source::SourceText;

@@ -5,6 +5,8 @@
 //! (so that most of them run far), and sometimes read bindings before their declaration (TDZ),
 //! assign constants, and redeclare (early errors); every loop is bounded. A seed always gives
 //! the same program.
+//!
+//! DESIGN.md "Script semantics first" (a run of the suite over programs nobody wrote).
 
 use std::fmt::Write as _;
 

@@ -22,20 +22,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use oxc_allocator::Allocator;
-use oxc_ast::ast::{
-    ArrowFunctionExpression, AwaitExpression, Class, ForOfStatement, Function, Statement,
-};
-use oxc_ast_visit::{walk, Visit};
-use oxc_parser::Parser;
-use oxc_semantic::SemanticBuilder;
-use oxc_span::{GetSpan, SourceType};
-use oxc_syntax::scope::ScopeFlags;
 use rquickjs::{Ctx, Value as JsValue};
 
 use super::testing::{engine_with, run_on, FakeHost};
 use super::{EngineError, RunReport};
 use crate::options::Options;
+use crate::program::shape::{awaits_at_top_level, gives_value, split_points};
 use crate::value::Value;
 use reference::Reference;
 
@@ -239,99 +231,6 @@ fn observed(report: RunReport) -> Observed {
     }
 }
 
-/// The shape of a program as oxc sees it (JavaScript only, in the executor's async-body
-/// grammar): where each top-level statement starts, and whether the last one is an expression
-/// statement. `None` when it does not parse.
-struct Shape {
-    starts: Vec<usize>,
-}
-
-const PREFIX: &str = "async function __shape() {\n";
-
-fn shape(code: &str) -> Option<Shape> {
-    let wrapped = format!("{PREFIX}{code}\n}}");
-    let allocator = Allocator::default();
-    let parsed = Parser::new(&allocator, &wrapped, SourceType::script()).parse();
-    if !parsed.diagnostics.is_empty() || parsed.panicked {
-        return None;
-    }
-    let checked = SemanticBuilder::new()
-        .with_check_syntax_error(true)
-        .build(&parsed.program);
-    if !checked.diagnostics.is_empty() {
-        return None;
-    }
-    let Some(Statement::FunctionDeclaration(function)) = parsed.program.body.first() else {
-        return None;
-    };
-    let body = function.body.as_ref()?;
-    let starts = body
-        .directives
-        .iter()
-        .map(|directive| directive.span.start)
-        .chain(
-            body.statements
-                .iter()
-                .map(|statement| statement.span().start),
-        )
-        .map(|start| start as usize - PREFIX.len())
-        .collect();
-    Some(Shape { starts })
-}
-
-/// Whether `code` uses `await` as an operator at its top level (outside functions): then it is
-/// a script with top-level await, which the reference must evaluate in QuickJS's async form
-/// (in a plain script `await` would be an identifier).
-fn awaits_at_top_level(code: &str) -> bool {
-    struct Finder(bool);
-    impl<'a> Visit<'a> for Finder {
-        fn visit_await_expression(&mut self, _it: &AwaitExpression<'a>) {
-            self.0 = true;
-        }
-        fn visit_for_of_statement(&mut self, it: &ForOfStatement<'a>) {
-            self.0 |= it.r#await;
-            walk::walk_for_of_statement(self, it);
-        }
-        fn visit_function(&mut self, _it: &Function<'a>, _flags: ScopeFlags) {}
-        fn visit_arrow_function_expression(&mut self, _it: &ArrowFunctionExpression<'a>) {}
-        fn visit_class(&mut self, _it: &Class<'a>) {}
-    }
-    let wrapped = format!("{PREFIX}{code}\n}}");
-    let allocator = Allocator::default();
-    let parsed = Parser::new(&allocator, &wrapped, SourceType::script()).parse();
-    let Some(Statement::FunctionDeclaration(function)) = parsed.program.body.first() else {
-        return false;
-    };
-    let mut finder = Finder(false);
-    if let Some(body) = &function.body {
-        finder.visit_statements(&body.statements);
-    }
-    finder.0
-}
-
-/// Whether the executor reports a value for `code`: its last statement is an expression
-/// statement (or it is made only of directives, whose last string is the value).
-fn captures_last(code: &str) -> bool {
-    let wrapped = format!("{PREFIX}{code}\n}}");
-    let allocator = Allocator::default();
-    let parsed = Parser::new(&allocator, &wrapped, SourceType::script()).parse();
-    let Some(Statement::FunctionDeclaration(function)) = parsed.program.body.first() else {
-        return false;
-    };
-    let Some(body) = function.body.as_ref() else {
-        return false;
-    };
-    match body.statements.iter().rev().find(|statement| {
-        !matches!(
-            statement,
-            Statement::EmptyStatement(_) | Statement::FunctionDeclaration(_)
-        )
-    }) {
-        Some(statement) => matches!(statement, Statement::ExpressionStatement(_)),
-        None => !body.directives.is_empty(),
-    }
-}
-
 /// The executor's options for the suite.
 fn options() -> Options {
     Options {
@@ -361,7 +260,7 @@ impl Tally {
         let reference = Reference::new();
         let expected: Vec<Observed> = parts
             .iter()
-            .map(|part| reference.run(part, captures_last(part), awaits_at_top_level(part)))
+            .map(|part| reference.run(part, gives_value(part), awaits_at_top_level(part)))
             .collect();
         let options = options();
         let engine = engine_with(FakeHost::default(), &options);
@@ -415,8 +314,8 @@ impl Tally {
         // A program that does not parse has no statements to split at; and only a valid
         // program is guaranteed to declare no name twice, which separate runs would allow
         // (REPL rules).
-        if let Some(shape) = shape(code) {
-            for &start in shape.starts.iter().skip(1) {
+        if let Some(starts) = split_points(code) {
+            for &start in starts.iter().skip(1) {
                 let (first, second) = code.split_at(start);
                 self.compare(name, &[first, second]);
             }

@@ -2,20 +2,22 @@
 //! fresh QuickJS context, through rquickjs directly, with no validation and no rewrite. The
 //! only thing installed is a `console` that formats exactly as the executor's does, so that
 //! logs compare byte for byte.
+//!
+//! DESIGN.md "Script semantics first" (what a plain script means is the reference).
 
 use std::cell::RefCell;
-use std::ffi::CString;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
 use rquickjs::function::Rest;
 use rquickjs::promise::PromiseState;
-use rquickjs::{qjs, Context, Ctx, Function, Object, Promise, Runtime, Value as JsValue};
+use rquickjs::{Context, Ctx, Function, Object, Promise, Runtime, Value as JsValue};
 
 use super::{describe_thrown, normalise, Observed, Outcome, SCRIPT};
 use crate::engine::convert::{to_value, Uncopyable};
 use crate::engine::inspect;
+use crate::engine::reflect::{eval_script, ScriptFlags};
 use crate::options::{LogLevel, Options};
 use crate::value::Value;
 
@@ -155,34 +157,16 @@ fn settle<'js>(ctx: &Ctx<'js>, promise: &Promise<'js>) -> Result<JsValue<'js>, O
 
 /// Whether `code` compiles as a global script: a plain one, or with top-level `await`.
 fn compiles(ctx: &Ctx<'_>, code: &str, asynchronous: bool) -> bool {
-    let (Ok(source), Ok(name)) = (CString::new(code), CString::new(SCRIPT)) else {
-        return false;
+    let flags = ScriptFlags {
+        asynchronous,
+        compile_only: true,
+        ..ScriptFlags::default()
     };
-    let raw = ctx.as_raw().as_ptr();
-    // SAFETY: `raw` is this live context; the source is NUL-terminated as QuickJS requires;
-    // the compiled function (or the exception) is released at once.
-    unsafe {
-        let compiled = qjs::JS_Eval(
-            raw,
-            source.as_ptr(),
-            code.len() as _,
-            name.as_ptr(),
-            (qjs::JS_EVAL_TYPE_GLOBAL
-                | qjs::JS_EVAL_FLAG_COMPILE_ONLY
-                | if asynchronous {
-                    qjs::JS_EVAL_FLAG_ASYNC
-                } else {
-                    0
-                }) as i32,
-        );
-        let ok = qjs::JS_VALUE_GET_TAG(compiled) != qjs::JS_TAG_EXCEPTION;
-        if ok {
-            qjs::JS_FreeValue(raw, compiled);
-        } else {
-            ctx.catch();
-        }
-        ok
+    let compiled = eval_script(ctx, code, SCRIPT, flags).is_ok();
+    if !compiled {
+        ctx.catch();
     }
+    compiled
 }
 
 /// `console.log/info/warn/error`, recording `level: message` with the executor's formatting.
