@@ -18,7 +18,7 @@ pub fn runtime_error<'js>(
     ctx: &Ctx<'js>,
     thrown: &JsValue<'js>,
     program: &PreparedProgram,
-    site: Option<(u32, u32)>,
+    site: Option<&str>,
 ) -> EngineError {
     let (description, stack) = describe(ctx, thrown);
     let limit = match description.as_str() {
@@ -63,12 +63,15 @@ pub fn runtime_error<'js>(
         ),
         None => description,
     };
+    if let Some(limit) = super::canvas::limit_of(thrown) {
+        return EngineError::CanvasLimit { limit, message, at };
+    }
     EngineError::Runtime { message, at }
 }
 
 /// A run whose promise nothing can settle any more; `site` is where it returned a Promise,
 /// which is then the one it waits for.
-pub fn never_settles(program: &PreparedProgram, site: Option<(u32, u32)>) -> EngineError {
+pub fn never_settles(program: &PreparedProgram, site: Option<&str>) -> EngineError {
     EngineError::Runtime {
         message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
         at: locate(None, site, program),
@@ -97,7 +100,7 @@ pub fn tool_error<'js>(
     tool: String,
     failure: &ToolFailure,
     program: &PreparedProgram,
-    site: Option<(u32, u32)>,
+    site: Option<&str>,
 ) -> EngineError {
     let (_, stack) = describe(ctx, thrown);
     EngineError::Tool {
@@ -129,15 +132,16 @@ fn describe<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> (String, Option<Strin
     }
 }
 
-/// The user's position of the first script frame of `stack`, else of `site`.
+/// The user's position of the first script frame of `stack`, else of `site` (the stack where
+/// the run returned a Promise).
 fn locate(
     stack: Option<&str>,
-    site: Option<(u32, u32)>,
+    site: Option<&str>,
     program: &PreparedProgram,
 ) -> Option<SourcePosition> {
     let location = stack
         .and_then(first_script_position)
-        .or(site)
+        .or_else(|| site.and_then(first_script_position))
         .and_then(|(line, column)| program.positions.original(line, column))?;
     position(location, program)
 }
@@ -153,7 +157,7 @@ fn position(location: Location, program: &PreparedProgram) -> Option<SourcePosit
 
 /// The `line:column` of the first stack frame in the transformed script
 /// (`    at f (agent.js:3:9)`).
-pub(super) fn first_script_position(stack: &str) -> Option<(u32, u32)> {
+fn first_script_position(stack: &str) -> Option<(u32, u32)> {
     let marker = format!("{SCRIPT_NAME}:");
     stack.lines().find_map(|frame| {
         let start = frame.find(&marker)? + marker.len();

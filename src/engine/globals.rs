@@ -12,7 +12,6 @@ use rquickjs::object::Property;
 use rquickjs::{Ctx, Exception, Function, Object, Result, Value as JsValue};
 
 use super::convert::{to_value, Uncopyable};
-use super::failure::first_script_position;
 use super::inspect;
 use super::reflect::{bare_function, BareCall, Reflect};
 use super::state::{RunResult, RunState, Stop};
@@ -150,11 +149,10 @@ pub(super) fn named_error<'js>(ctx: &Ctx<'js>, name: &str, message: &str) -> Res
     Ok(error)
 }
 
-/// Where in the evaluated script the calling code is (line, column), from the stack of an
-/// error made for the purpose; only asked when a run's result is a Promise.
-fn call_site(ctx: &Ctx<'_>) -> Option<(u32, u32)> {
-    let probe = Exception::from_message(ctx.clone(), "").ok()?;
-    first_script_position(&probe.stack()?)
+/// The stack of the calling code, from an error made for the purpose; only asked when a run's
+/// result is a Promise.
+fn call_site(ctx: &Ctx<'_>) -> Option<String> {
+    Exception::from_message(ctx.clone(), "").ok()?.stack()
 }
 
 /// Copies an output or a final answer; Describe mode never fails, but stays total if it did.

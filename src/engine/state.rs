@@ -39,16 +39,16 @@ pub enum RunResult {
     /// A value, copied when it was given (the output).
     Value(Value),
     /// A Promise, which the script returns and so awaits: the output is what it resolves to.
-    /// `site` (line, column of the evaluated script) is where it was returned, which locates
-    /// its rejection when the reason carries no position of its own.
-    Promise { site: Option<(u32, u32)> },
+    /// `site` is the stack where it was returned, which locates its rejection when the reason
+    /// carries no position of its own.
+    Promise { site: Option<String> },
 }
 
 impl RunResult {
     /// Where a returned Promise came from.
-    pub fn site(&self) -> Option<(u32, u32)> {
+    pub fn site(&self) -> Option<&str> {
         match self {
-            Self::Promise { site } => *site,
+            Self::Promise { site } => site.as_deref(),
             _ => None,
         }
     }

@@ -12,6 +12,7 @@ use rquickjs::{Context, Ctx, Promise, Runtime, Value as JsValue};
 use tokio::sync::oneshot;
 
 use super::bridge::Bridge;
+use super::canvas::{self, CanvasHost};
 use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
 use super::failure::{never_settles, runtime_error, tool_error};
@@ -40,6 +41,8 @@ struct Worker {
     state: Rc<RunState>,
     bridge: Rc<Bridge>,
     heap: Rc<HeapMeter>,
+    /// The sandbox's canvases, whose drawings a run returns as images.
+    canvas: CanvasHost,
     /// What validation knows besides the code: the authorized imports (fixed at start) and the
     /// tools installed so far.
     program_context: ProgramContext,
@@ -62,7 +65,7 @@ pub(super) fn main(
         authorized_imports: config.authorized_imports.clone(),
         tool_names: Vec::new(),
     };
-    let (runtime, context) = match build(config, &state, &bridge, &heap) {
+    let (runtime, context, canvas) = match build(config, &state, &bridge, &heap) {
         Ok(built) => built,
         Err(error) => {
             let _ = ready.send(Err(error));
@@ -77,6 +80,7 @@ pub(super) fn main(
         state,
         bridge,
         heap,
+        canvas,
         program_context,
         dirty: false,
     };
@@ -107,7 +111,7 @@ fn build(
     state: &Rc<RunState>,
     bridge: &Rc<Bridge>,
     heap: &Rc<HeapMeter>,
-) -> Result<(Runtime, Context), EngineError> {
+) -> Result<(Runtime, Context, CanvasHost), EngineError> {
     let start_error = |error: rquickjs::Error| EngineError::Start(error.to_string());
     let runtime =
         Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
@@ -115,20 +119,22 @@ fn build(
     runtime.set_max_stack_size(config.max_stack_bytes);
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
+    let (max_canvas_size, memory_limit) = (config.max_canvas_size, config.memory_limit_bytes);
     let registry = Registry::new(config.authorized_imports, config.modules);
     runtime.set_loader(
         SandboxResolver(Rc::clone(&registry)),
         SandboxLoader(Rc::clone(&registry)),
     );
     let context = Context::full(&runtime).map_err(start_error)?;
-    context
+    let canvas = context
         .with(|ctx| {
             globals::install(&ctx, state)?;
             modules::install_hook(&ctx, &registry, bridge, state)?;
-            lockdown::lock_down(&ctx)
+            lockdown::lock_down(&ctx)?;
+            canvas::install(&ctx, state, heap, max_canvas_size, memory_limit)
         })
         .map_err(start_error)?;
-    Ok((runtime, context))
+    Ok((runtime, context, canvas))
 }
 
 impl Worker {
@@ -172,14 +178,23 @@ impl Worker {
         self.bridge.begin_run();
         self.heap.begin_run();
         let (state, bridge) = (&self.state, &self.bridge);
-        let (result, dirty) = self
+        let (mut result, dirty) = self
             .context
             .with(|ctx| execute(&ctx, state, bridge, &program, &request));
+        // Encoded only for runs that drew and succeeded: other runs pay one empty-list check.
+        let images = match self.canvas.take_images(result.is_ok()) {
+            Ok(images) => images,
+            Err(message) => {
+                result = Err(EngineError::Runtime { message, at: None });
+                Vec::new()
+            }
+        };
         let (tool_calls, tool_time) = self.bridge.end_run();
         self.state.end();
         self.dirty |= dirty;
         RunReport {
             result,
+            images,
             logs: self.state.logs.borrow_mut().take(),
             dirty,
             diagnostics: program.diagnostics,
@@ -224,7 +239,8 @@ fn execute<'js>(
     // A promised result is copied before anything else runs, under the run's deadline (a
     // getter is sandbox code).
     let result = std::mem::replace(&mut *state.result.borrow_mut(), RunResult::None);
-    let site = result.site();
+    let site = result.site().map(str::to_owned);
+    let site = site.as_deref();
     let output = match (result, &settled) {
         (RunResult::Value(value), _) => value,
         (RunResult::Promise { .. }, Settled::Resolved(value)) => copy_out(ctx, value),

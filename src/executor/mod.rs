@@ -38,6 +38,8 @@ pub struct RunOutput {
     /// What validation noted without blocking the run (§8.3): `WARNING`s and `INFO`s about the
     /// code, and about the options the executor runs with.
     pub diagnostics: Vec<Diagnostic>,
+    /// The canvases the run drew on, as PNG images in creation order.
+    pub images: Vec<crate::canvas::Image>,
 }
 
 /// The outcome of `init()` or `run()` together with the state change it brings. The caller
@@ -289,6 +291,7 @@ impl Executor {
                     log_entries: report.logs.entries,
                     stats: report.stats,
                     diagnostics,
+                    images: report.images,
                 }),
                 Err(error) => Err(with_notes(
                     run_failed(error, report.logs.text),
@@ -385,6 +388,9 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
             retryable,
         } => at_position(ExecutorError::tool_failed(tool, &message, retryable), at),
         EngineError::Limit { limit, message } => ExecutorError::limit(limit, message),
+        EngineError::CanvasLimit { limit, message, at } => {
+            at_position(ExecutorError::limit(limit, message), at)
+        }
         EngineError::MaxOperations { limit } => ExecutorError::max_operations(limit),
         EngineError::Timeout { timeout_ms } => ExecutorError::timeout(timeout_ms),
         EngineError::Aborted { started } => ExecutorError::aborted(started),
