@@ -177,6 +177,7 @@ export interface CodeOutput {
    * `forbidden_global_access` or `log_budget_too_small`; empty when there is nothing.
    */
   diagnostics: Array<Diagnostic>
+  /**
    * Every canvas the run drew on (`getCanvas()`, `new OffscreenCanvas()`), as a PNG image,
    * in the order the canvases were created; empty when the run drew nothing. A canvas kept
    * in a global and drawn on again in a later run comes back again, with all its pixels.
