@@ -26,8 +26,9 @@ const RUN: ScriptFlags = ScriptFlags {
 };
 
 /// Compiles and starts `code` (a prepared program, whose NUL characters are escaped) as the
-/// context's next REPL input. Its promise settles when the script ends; an `Err` means it did
-/// not compile or its declarations clash with earlier ones (the exception is in `ctx`).
+/// context's next REPL input. Its promise settles when the script ends, and rejects before any
+/// statement runs when a declaration clashes with an earlier run's; an `Err` means it did not
+/// compile (the exception is in `ctx`).
 pub(super) fn evaluate<'js>(ctx: &Ctx<'js>, code: &str) -> rquickjs::Result<Promise<'js>> {
     eval_with_flags(ctx, code, RUN)
 }
