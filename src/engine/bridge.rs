@@ -261,7 +261,7 @@ impl Bridge {
                 Err(_) => self.reject_with(
                     ctx,
                     &awaiting,
-                    ToolFailure::new(format!(
+                    ToolFailure::of_host(format!(
                         "the result of {} cannot be copied into the sandbox",
                         awaiting.tool
                     )),
@@ -328,7 +328,7 @@ impl Bridge {
             self.throw_failure(
                 ctx,
                 tool,
-                ToolFailure::new(format!(
+                ToolFailure::of_host(format!(
                     "the result of {tool} cannot be copied into the sandbox"
                 )),
             )

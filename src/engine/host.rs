@@ -45,6 +45,10 @@ pub struct ToolCall {
 pub struct ToolFailure {
     pub name: String,
     pub message: String,
+    /// Whether calling again can succeed (§8.2's "Depends" row of `ERR_TOOL_PROXY_FAIL`): the
+    /// tool's own error says so with `retryable: false`; a result the host gave that cannot
+    /// be copied is the host's fault, never the code's.
+    pub retryable: bool,
 }
 
 impl ToolFailure {
@@ -53,6 +57,15 @@ impl ToolFailure {
         Self {
             name: "Error".into(),
             message: message.into(),
+            retryable: true,
+        }
+    }
+
+    /// A failure of the host's side that calling again cannot fix.
+    pub fn of_host(message: impl Into<String>) -> Self {
+        Self {
+            retryable: false,
+            ..Self::new(message)
         }
     }
 }

@@ -5,6 +5,8 @@
 
 mod bridge;
 mod canvas;
+#[cfg(test)]
+mod conformance;
 mod console;
 mod convert;
 mod endowments;
@@ -18,6 +20,9 @@ mod lockdown;
 mod modules;
 mod pool;
 mod reflect;
+mod script;
+#[cfg(test)]
+mod semantics_tests;
 mod stack;
 mod state;
 #[cfg(test)]
@@ -158,7 +163,7 @@ pub struct Completion {
 }
 
 /// The answer to a run: its outcome, its logs (always, §9.5), whether the context can still be
-/// trusted (§7.6), and its figures.
+/// trusted (§7.6), its figures, and what validation noted about the code.
 #[derive(Debug)]
 pub struct RunReport {
     pub result: Result<Completion, EngineError>,
@@ -167,6 +172,9 @@ pub struct RunReport {
     pub logs: Logs,
     pub dirty: bool,
     pub stats: RunStats,
+    /// The `WARNING` and `INFO` diagnostics of the code that ran (§8.3); a refused run carries
+    /// all of its diagnostics in its error instead.
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 impl RunReport {
@@ -178,6 +186,7 @@ impl RunReport {
             logs: Logs::default(),
             dirty,
             stats: RunStats::default(),
+            diagnostics: Vec::new(),
         }
     }
 }
@@ -202,12 +211,13 @@ pub enum EngineError {
         message: String,
         at: Option<SourcePosition>,
     },
-    /// A tool failed and user code did not catch it (§7.4).
+    /// A tool failed and user code did not catch it (§7.4); `retryable` is the tool's say.
     #[error("{tool}: {message}")]
     Tool {
         tool: String,
         message: String,
         at: Option<SourcePosition>,
+        retryable: bool,
     },
     /// The module loader refused an `import()` that user code did not catch (§5.3).
     #[error("{message}")]

@@ -39,6 +39,7 @@ fn host() -> FakeHost {
                 Err(ToolFailure {
                     name: "TypeError".into(),
                     message: "kaput".into(),
+                    retryable: true,
                 })
             }),
         )
@@ -115,7 +116,9 @@ fn a_tool_failure_is_a_catchable_error_with_the_tools_name_and_message() {
 fn an_uncaught_tool_failure_is_a_tool_error_at_the_calling_line() {
     let engine = engine_with(host(), &options());
     match error(run_on(&engine, "const a = 1;\nboom(a)", &options())) {
-        EngineError::Tool { tool, message, at } => {
+        EngineError::Tool {
+            tool, message, at, ..
+        } => {
             assert_eq!(tool, "boom");
             assert_eq!(message, "TypeError: kaput");
             let at = at.expect("the calling line");

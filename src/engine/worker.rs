@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Persistent, Promise, Runtime, Value as JsValue};
 use tokio::sync::oneshot;
@@ -21,8 +20,8 @@ use super::bridge::{Bridge, Next as BridgeNext};
 use super::canvas::{self, CanvasHost};
 use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
-use super::failure::{runtime_error, tool_error};
-use super::globals;
+use super::failure::{never_settles, runtime_error, tool_error};
+use super::globals::{self, copy_out};
 use super::heap::{self, HeapMeter, MeteredAllocator};
 use super::host::Host;
 use super::inbox::{Closed, Next};
@@ -30,13 +29,15 @@ use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
 use super::pool;
 use super::reflect;
+use super::script;
 use super::stack;
-use super::state::{RunState, Stop};
+use super::state::{RunResult, RunState, Stop};
 use super::{
     Command, Completion, EngineConfig, EngineError, EngineInbox, RunReport, RunRequest, RunStats,
     PROGRAM_STACK_BYTES,
 };
-use crate::program::{self, PreparedProgram, ProgramContext, SCRIPT_NAME};
+use crate::diagnostic::Diagnostic;
+use crate::program::{self, PreparedProgram, ProgramContext};
 use crate::value::Value;
 
 /// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
@@ -306,7 +307,7 @@ impl Worker {
                 settled => Ok(conclude(&ctx, state, bridge, &program, &request, settled)),
             });
         match progress {
-            Ok(concluded) => self.answer(inbox, concluded, reply, started),
+            Ok(concluded) => self.answer(inbox, concluded, program.diagnostics, reply, started),
             Err(promise) => {
                 self.in_flight = Some(InFlight {
                     promise,
@@ -356,7 +357,13 @@ impl Worker {
             }
         });
         match progress {
-            Ok(concluded) => self.answer(inbox, concluded, in_flight.reply, in_flight.started),
+            Ok(concluded) => self.answer(
+                inbox,
+                concluded,
+                in_flight.program.diagnostics,
+                in_flight.reply,
+                in_flight.started,
+            ),
             Err(()) => {
                 self.in_flight = Some(in_flight);
                 self.wait_off_thread(inbox);
@@ -378,6 +385,7 @@ impl Worker {
         &mut self,
         inbox: &EngineInbox,
         (mut result, dirty): (Result<Completion, EngineError>, bool),
+        diagnostics: Vec<Diagnostic>,
         reply: oneshot::Sender<RunReport>,
         started: Instant,
     ) {
@@ -397,6 +405,7 @@ impl Worker {
             images,
             logs: self.state.logs.borrow_mut().take(),
             dirty,
+            diagnostics,
             stats: RunStats {
                 wall_time: started.elapsed(),
                 tool_time,
@@ -451,7 +460,8 @@ fn build(
 
 /// How the script's promise ended.
 enum Settled<'js> {
-    Resolved,
+    /// With this value: the run's output if the script gave it as its result.
+    Resolved(JsValue<'js>),
     Threw(JsValue<'js>),
     /// Pending with no job left to run and no tool call in flight: nothing can settle it.
     Stuck,
@@ -468,13 +478,7 @@ fn execute<'js>(
     bridge: &Bridge,
     program: &PreparedProgram,
 ) -> Settled<'js> {
-    let mut options = EvalOptions::default();
-    options.global = true;
-    options.strict = false;
-    options.promise = true;
-    options.backtrace_barrier = true;
-    options.filename = Some(SCRIPT_NAME.into());
-    match ctx.eval_with_options::<Promise, _>(program.transformed_code.as_str(), options) {
+    match script::evaluate(ctx, &program.transformed_code) {
         Ok(promise) => drive(ctx, state, bridge, &promise),
         Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
         Err(other) => Settled::Threw(
@@ -495,11 +499,25 @@ fn conclude<'js>(
     request: &RunRequest,
     settled: Settled<'js>,
 ) -> (Result<Completion, EngineError>, bool) {
+    // A promised result is copied before anything else runs, under the run's deadline (a
+    // getter is sandbox code).
+    let result = std::mem::replace(&mut *state.result.borrow_mut(), RunResult::None);
+    let site = result.site().map(str::to_owned);
+    let site = site.as_deref();
+    let output = match (result, &settled) {
+        (RunResult::Value(value), _) => value,
+        (RunResult::Promise { .. }, Settled::Resolved(value)) => copy_out(ctx, value),
+        _ => Value::Undefined,
+    };
     let drained = drain(ctx, state);
 
     let result = match state.stop.get() {
         Some(Stop::FinalAnswer) => Ok(Completion {
-            output: state.final_answer.borrow_mut().take().unwrap_or(Value::Undefined),
+            output: state
+                .final_answer
+                .borrow_mut()
+                .take()
+                .unwrap_or(Value::Undefined),
             is_final_answer: true,
         }),
         Some(Stop::MaxOperations) => Err(EngineError::MaxOperations {
@@ -511,18 +529,15 @@ fn conclude<'js>(
         Some(Stop::Aborted) => Err(EngineError::Aborted { started: true }),
         Some(Stop::Shutdown) => Err(EngineError::Stopped),
         None => match settled {
-            Settled::Resolved => Ok(Completion {
-                output: std::mem::replace(&mut *state.output.borrow_mut(), Value::Undefined),
+            Settled::Resolved(_) => Ok(Completion {
+                output,
                 is_final_answer: false,
             }),
             Settled::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
-                Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program),
-                None => runtime_error(ctx, &thrown, program),
+                Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program, site),
+                None => runtime_error(ctx, &thrown, program, site),
             }),
-            Settled::Stuck => Err(EngineError::Runtime {
-                message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
-                at: None,
-            }),
+            Settled::Stuck => Err(never_settles(program, site)),
             Settled::Stopped | Settled::Waiting(_) => Err(EngineError::Stopped),
         },
     };
@@ -549,7 +564,13 @@ fn drive<'js>(
 ) -> Settled<'js> {
     loop {
         match promise.state() {
-            PromiseState::Resolved => return Settled::Resolved,
+            PromiseState::Resolved => {
+                return match promise.result::<JsValue>() {
+                    Some(Ok(value)) => Settled::Resolved(value),
+                    Some(Err(_)) => Settled::Threw(ctx.catch()),
+                    None => Settled::Resolved(JsValue::new_undefined(ctx.clone())),
+                };
+            }
             PromiseState::Rejected => {
                 // `result` throws the rejection reason into the context; take it back out.
                 let _ = promise.result::<JsValue>();

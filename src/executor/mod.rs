@@ -18,6 +18,7 @@ use crate::engine::{
     RunStats, SourcePosition,
 };
 use crate::error::ExecutorError;
+use crate::options::rules::log_budget_too_small;
 use crate::options::{Options, RunConcurrency};
 use crate::program::rules::{import_allowed, static_import_in_script_mode};
 use crate::program::{FINAL_ANSWER, INTERNAL_PREFIX};
@@ -34,6 +35,9 @@ pub struct RunOutput {
     /// The same logs as structured entries.
     pub log_entries: Vec<LogEntry>,
     pub stats: RunStats,
+    /// What validation noted without blocking the run (§8.3): `WARNING`s and `INFO`s about the
+    /// code, and about the options the executor runs with.
+    pub diagnostics: Vec<Diagnostic>,
     /// The canvases the run drew on, as PNG images in creation order.
     pub images: Vec<crate::canvas::Image>,
 }
@@ -225,6 +229,15 @@ impl Executor {
         abort: RunAbort,
     ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
+        // The options' own notes (§8.3), reported with every run like the code's.
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "a byte budget far below 2^53; the rule reads JS numbers"
+        )]
+        let notices: Vec<Diagnostic> =
+            log_budget_too_small::check(Some(self.options.max_log_bytes as f64))
+                .into_iter()
+                .collect();
         let submitted = {
             let mut guard = lock(&inner);
             let queue = self.options.run_concurrency == RunConcurrency::Queue;
@@ -258,6 +271,8 @@ impl Executor {
                 .await
                 .unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true));
             let dirty = report.dirty;
+            let mut diagnostics = report.diagnostics;
+            diagnostics.extend(notices);
             let result = match report.result {
                 Ok(Completion {
                     output,
@@ -268,9 +283,13 @@ impl Executor {
                     is_final_answer,
                     log_entries: report.logs.entries,
                     stats: report.stats,
+                    diagnostics,
                     images: report.images,
                 }),
-                Err(error) => Err(run_failed(error, report.logs.text)),
+                Err(error) => Err(with_notes(
+                    run_failed(error, report.logs.text),
+                    &diagnostics,
+                )),
             };
             Settled::then(result, move || {
                 let mut guard = lock(&inner);
@@ -364,9 +383,12 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
         EngineError::ImportNotAllowed { message, at } => {
             at_position(ExecutorError::import_refused(message), at)
         }
-        EngineError::Tool { tool, message, at } => {
-            at_position(ExecutorError::tool_failed(tool, &message), at)
-        }
+        EngineError::Tool {
+            tool,
+            message,
+            at,
+            retryable,
+        } => at_position(ExecutorError::tool_failed(tool, &message, retryable), at),
         EngineError::Limit { limit, message } => ExecutorError::limit(limit, message),
         EngineError::CanvasLimit { limit, message, at } => {
             at_position(ExecutorError::limit(limit, message), at)
@@ -380,6 +402,15 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
         EngineError::Stopped => ExecutorError::shut_down(),
     };
     error.with_logs(logs)
+}
+
+/// Adds the `WARNING`s and `INFO`s of a run that failed at run time to `details.diagnostics`
+/// (§8.3): a warning such as `forbidden_global_access` often says why it failed.
+fn with_notes(error: ExecutorError, diagnostics: &[Diagnostic]) -> ExecutorError {
+    if diagnostics.is_empty() || error.details.contains_key("diagnostics") {
+        return error;
+    }
+    error.with_diagnostics(diagnostics)
 }
 
 /// Adds the user's line, column and source line to `details` (DESIGN.md "Errors").

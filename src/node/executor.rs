@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::{PromiseRaw, Uint8Array, Unknown};
 use napi::{Env, Result};
+use serde_json::Value as Json;
 
 use super::error::to_napi_error;
 use super::host::{NodeHost, ToolTable};
@@ -42,6 +43,10 @@ pub struct CodeOutput {
     /// Figures about the run (§10.2).
     #[napi(ts_type = "RunStats")]
     pub stats: JsRunStats,
+    /// What validation noted without blocking the run (§8.3): `WARNING`s and `INFO`s such as
+    /// `forbidden_global_access` or `log_budget_too_small`; empty when there is nothing.
+    #[napi(ts_type = "Array<Diagnostic>")]
+    pub diagnostics: Vec<Json>,
     /// Every canvas the run drew on (`getCanvas()`, `new OffscreenCanvas()`), as a PNG image,
     /// in the order the canvases were created; empty when the run drew nothing. A canvas kept
     /// in a global and drawn on again in a later run comes back again, with all its pixels.
@@ -116,6 +121,7 @@ impl From<RunOutput> for CodeOutput {
             is_final_answer: run.is_final_answer,
             log_entries: run.log_entries.into_iter().map(JsLogEntry::from).collect(),
             stats: run.stats.into(),
+            diagnostics: run.diagnostics.iter().map(Diagnostic::to_json).collect(),
             images: run.images.into_iter().map(CanvasImage::from).collect(),
         }
     }
