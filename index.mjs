@@ -1,6 +1,6 @@
-// ES module entry: re-exports the CommonJS loader that napi generates (index.js), naming every
-// export so that `import { SESExecutor, ExecutorError } from "@smolagents-ts/ses-executor"` works.
-import binding from './index.js'
+// ES module entry: re-exports the CommonJS entry (index.js), naming every export so that
+// `import { SESExecutor, ExecutorError } from "@smolagents-ts/ses-executor"` works.
+import entry from './index.js'
 
 export const {
   SESExecutor,
@@ -8,7 +8,10 @@ export const {
   validateCode,
   prepareProgram,
   renderToolsPrompt,
+  setEngineThreads,
+  enginePoolStats,
   CODE_AGENT_SYSTEM_PROMPT,
   CODE_AGENT_EXAMPLES,
-} = binding
-export default binding
+  codeAgentSetup,
+} = entry
+export default entry

@@ -16,8 +16,11 @@ const EXPORTS = [
   'CODE_AGENT_SYSTEM_PROMPT',
   'ExecutorError',
   'SESExecutor',
+  'codeAgentSetup',
+  'enginePoolStats',
   'prepareProgram',
   'renderToolsPrompt',
+  'setEngineThreads',
   'validateCode',
 ]
 

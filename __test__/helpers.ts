@@ -12,8 +12,11 @@ export const {
   validateCode,
   prepareProgram,
   renderToolsPrompt,
+  setEngineThreads,
+  enginePoolStats,
   CODE_AGENT_SYSTEM_PROMPT,
   CODE_AGENT_EXAMPLES,
+  codeAgentSetup,
 } = require('../index.js') as typeof Binding
 
 export type { CodeOutput, ExecutorOptions } from '../index'

@@ -5,6 +5,7 @@ import {
   SESExecutor,
   prepareProgram,
   validateCode,
+  type CanvasImage,
   type CodeOutput,
   type Diagnostic,
   type ExecutorErrorCode,
@@ -94,6 +95,8 @@ void contract
 
 // §10.2 extensions: optional-in-spirit fields of CodeOutput, onLog, AbortSignal, disposal.
 assertType<Equals<CodeOutput['logEntries'], LogEntry[]>>()
+// §8.3: a run's WARNING and INFO diagnostics reach the caller, typed as validateCode's.
+assertType<Equals<CodeOutput['diagnostics'], Diagnostic[]>>()
 assertType<Equals<LogEntry['ts'], string>>()
 assertType<Equals<RunStats['peakHeapBytes'], number>>()
 assertType<Equals<RunOptions['signal'], AbortSignal | undefined>>()
@@ -106,6 +109,12 @@ async function extensions() {
   return stats.wallTimeMs
 }
 void extensions
+
+// Issue 17: canvases drawn during a run come back as PNG images.
+assertType<Equals<CodeOutput['images'], CanvasImage[]>>()
+assertType<Equals<CanvasImage['mimeType'], 'image/png'>>()
+assertType<Equals<CanvasImage['data'], Uint8Array>>()
+assertType<Equals<ExecutorOptions['maxCanvasSize'], number | undefined>>()
 
 // §14: the prompt template, its examples, and tool signatures.
 const prompt: string = CODE_AGENT_SYSTEM_PROMPT

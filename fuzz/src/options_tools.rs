@@ -91,6 +91,7 @@ pub struct ArbOptions {
     memory_limit_bytes: Option<ArbNumber>,
     max_stack_bytes: Option<ArbNumber>,
     max_value_bytes: Option<ArbNumber>,
+    max_canvas_size: Option<ArbNumber>,
     run_concurrency: Option<String>,
     authorized_imports: Option<Vec<String>>,
     collect_console_levels: Option<Vec<String>>,
@@ -110,6 +111,7 @@ impl ArbOptions {
             memory_limit_bytes: number(&self.memory_limit_bytes),
             max_stack_bytes: number(&self.max_stack_bytes),
             max_value_bytes: number(&self.max_value_bytes),
+            max_canvas_size: number(&self.max_canvas_size),
         }
     }
 }
@@ -169,40 +171,44 @@ pub struct Case {
     calls: Vec<Call>,
 }
 
-/// Whether the rules accept `value` for an option whose minimum is `min`: a whole number from
-/// `min` to 2^53 - 1 (README "Options"). The model the fuzzer holds `Options::resolve` to.
-fn model_accepts(value: f64, min: f64) -> bool {
-    value.is_finite() && value.fract() == 0.0 && value >= min && value <= 9_007_199_254_740_991.0
+/// The largest whole number a JS number holds exactly.
+const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+
+/// Whether the rules accept `value` for an option that takes whole numbers from `min` to `max`
+/// (README "Options"). The model the fuzzer holds `Options::resolve` to.
+fn model_accepts(value: f64, min: f64, max: f64) -> bool {
+    value.is_finite() && value.fract() == 0.0 && value >= min && value <= max
 }
 
 /// Checks `resolve` against the model; returns the options when they are accepted.
 fn check_options(options: &ArbOptions) -> Option<Options> {
     let raw = options.raw();
     let resolved = Options::resolve(&raw);
+    // Each numeric option with its range, as the README's options table states it.
     let numbers = [
-        ("maxOperations", raw.max_operations, 1.0),
-        ("timeoutMs", raw.timeout_ms, 1.0),
-        ("maxQueuedRuns", raw.max_queued_runs, 0.0),
-        ("maxLogBytes", raw.max_log_bytes, 1024.0),
-        ("memoryLimitBytes", raw.memory_limit_bytes, 65_536.0),
-        ("maxStackBytes", raw.max_stack_bytes, 16_384.0),
-        ("maxValueBytes", raw.max_value_bytes, 1024.0),
+        ("maxOperations", raw.max_operations, 1.0, MAX_SAFE),
+        ("timeoutMs", raw.timeout_ms, 1.0, MAX_SAFE),
+        ("maxQueuedRuns", raw.max_queued_runs, 0.0, MAX_SAFE),
+        ("maxLogBytes", raw.max_log_bytes, 1024.0, MAX_SAFE),
+        (
+            "memoryLimitBytes",
+            raw.memory_limit_bytes,
+            65_536.0,
+            MAX_SAFE,
+        ),
+        ("maxStackBytes", raw.max_stack_bytes, 16_384.0, 16_777_216.0),
+        ("maxValueBytes", raw.max_value_bytes, 1024.0, MAX_SAFE),
+        ("maxCanvasSize", raw.max_canvas_size, 1.0, 32_768.0),
     ];
     let diagnostics = match &resolved {
         Ok((_, notices)) => notices.clone(),
         Err(problems) => problems.clone(),
     };
-    for (name, value, min) in numbers {
+    for (name, value, min, max) in numbers {
         let refused = diagnostics
             .iter()
             .any(|d| d.is_error() && d.message.starts_with(name));
-        let accepted = value.is_none_or(|value| model_accepts(value, min));
-        if name == "maxStackBytes" {
-            // Sized against the engine thread's stack by its own rule (issue 16): the model only
-            // knows that what it refuses must be refused.
-            assert!(accepted || refused, "{name} = {value:?} was accepted");
-            continue;
-        }
+        let accepted = value.is_none_or(|value| model_accepts(value, min, max));
         assert_eq!(
             refused, !accepted,
             "{name} = {value:?}: resolve and the model disagree ({diagnostics:?})"
@@ -223,20 +229,18 @@ fn check_options(options: &ArbOptions) -> Option<Options> {
         });
     let numbers_valid = numbers
         .iter()
-        .all(|(_, value, min)| value.is_none_or(|value| model_accepts(value, *min)));
-    if !(strings_valid && numbers_valid) {
-        assert!(resolved.is_err(), "{raw:?} was accepted");
-    }
-    let stack_refused = diagnostics
-        .iter()
-        .any(|d| d.is_error() && d.message.starts_with("maxStackBytes"));
-    if strings_valid && numbers_valid && !stack_refused {
-        assert!(resolved.is_ok(), "{raw:?} gave {diagnostics:?}");
-    }
+        .all(|(_, value, min, max)| value.is_none_or(|value| model_accepts(value, *min, *max)));
+    assert_eq!(
+        resolved.is_ok(),
+        strings_valid && numbers_valid,
+        "{raw:?} gave {diagnostics:?}"
+    );
     let (options, _) = resolved.ok()?;
     assert!(options.max_operations >= 1 && options.timeout_ms >= 1);
     assert!(options.max_log_bytes >= 1024 && options.max_value_bytes >= 1024);
-    assert!(options.memory_limit_bytes >= 65_536 && options.max_stack_bytes >= 16_384);
+    assert!(options.memory_limit_bytes >= 65_536);
+    assert!((16_384..=16_777_216).contains(&options.max_stack_bytes));
+    assert!((1..=32_768).contains(&options.max_canvas_size));
     Some(options)
 }
 
@@ -326,11 +330,9 @@ fn code(case: &Case, tamper: bool) -> String {
 
 /// The outcome of one run of `case`, as text that tells results apart exactly.
 fn run(case: &Case, options: &Options, tamper: bool) -> Result<String, EngineError> {
-    let mut config = EngineConfig::from(options);
-    // The thread's stack is issue 16's to size; QuickJS gets no more than the 1 MiB default here.
-    config.max_stack_bytes = config.max_stack_bytes.min(1024 * 1024);
+    let config = EngineConfig::from(options);
     let host = Arc::new(Scripted::new(&case.calls));
-    let (engine, ready) = Engine::start(config, host)?;
+    let (engine, ready) = Engine::start(config, host);
     ready.blocking_recv().map_err(|_| EngineError::Stopped)??;
     engine
         .define_tools(vec!["t".into()])
@@ -430,6 +432,7 @@ mod tests {
                 memory_limit_bytes: None,
                 max_stack_bytes: None,
                 max_value_bytes: number(value),
+                max_canvas_size: number(value),
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,
@@ -449,6 +452,7 @@ mod tests {
                 memory_limit_bytes: None,
                 max_stack_bytes: None,
                 max_value_bytes: None,
+                max_canvas_size: None,
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,
@@ -486,7 +490,9 @@ mod tests {
         // last call's failure, with the host's (empty) name and message, at that call's line.
         let options = check_options(&case.options).expect("the defaults are accepted");
         match run(&case, &options, true) {
-            Err(EngineError::Tool { tool, message, at }) => {
+            Err(EngineError::Tool {
+                tool, message, at, ..
+            }) => {
                 assert_eq!((tool.as_str(), message.as_str()), ("t", ": last"));
                 assert_eq!(at.map(|at| at.location.line), Some(4));
             }
@@ -505,6 +511,7 @@ mod tests {
                 memory_limit_bytes: None,
                 max_stack_bytes: None,
                 max_value_bytes: None,
+                max_canvas_size: None,
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,
@@ -525,7 +532,9 @@ mod tests {
         let options = check_options(&case.options).expect("the defaults are accepted");
         for tamper in [false, true] {
             match run(&case, &options, tamper) {
-                Err(EngineError::Tool { tool, message, at }) => {
+                Err(EngineError::Tool {
+                    tool, message, at, ..
+                }) => {
                     assert_eq!((tool.as_str(), message.as_str()), ("t", "TypeError: no"));
                     assert_eq!(at.map(|at| at.location.line), Some(3));
                 }

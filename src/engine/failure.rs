@@ -8,20 +8,24 @@ use super::convert::copy_failure_of;
 use super::host::ToolFailure;
 use super::inspect;
 use super::{EngineError, SourcePosition};
+use crate::diagnostic::Location;
 use crate::program::{PreparedProgram, SCRIPT_NAME};
+use crate::value::CloneError;
 
 /// Describes `thrown` for `ERR_RUNTIME_EXCEPTION`: `Name: message` for errors, Node's
-/// `Uncaught <inspect>` for anything else, plus the user's location when the stack has one. An
-/// exhausted heap or stack is reported as the limit it hit.
+/// `Uncaught <inspect>` for anything else, plus the user's location: where the stack says, or
+/// else `site` (where the run returned the Promise that rejected with `thrown`). An exhausted
+/// heap or stack is reported as the limit it hit.
 pub fn runtime_error<'js>(
     ctx: &Ctx<'js>,
     thrown: &JsValue<'js>,
     program: &PreparedProgram,
+    site: Option<&str>,
 ) -> EngineError {
     let (description, stack) = describe(ctx, thrown);
     if let Some(failure) = copy_failure_of(ctx, thrown) {
         if let Some(limit) = failure.limit {
-            let at = locate(stack.as_deref(), program);
+            let at = locate(stack.as_deref(), site, program);
             return EngineError::TooLarge {
                 message: at_line(description, &at),
                 limit,
@@ -46,7 +50,18 @@ pub fn runtime_error<'js>(
             message: format!("{description} (the executor's {what} limit, {limit}, was reached)"),
         };
     }
-    let at = locate(stack.as_deref(), program);
+    let (description, at) = match redeclared(&description) {
+        // Raised as the script starts, before any of it runs: the stack names its first line,
+        // the declaration is what the caller must change.
+        Some(name) => (
+            format!("{description}{REDECLARATION_HINT}"),
+            program
+                .declaration(name)
+                .and_then(|location| position(location, program))
+                .or_else(|| locate(stack.as_deref(), site, program)),
+        ),
+        None => (description, locate(stack.as_deref(), site, program)),
+    };
     if let Some(refusal) = description.strip_prefix(IMPORT_REFUSED) {
         return EngineError::ImportNotAllowed {
             message: refusal.to_owned(),
@@ -54,6 +69,9 @@ pub fn runtime_error<'js>(
         };
     }
     let message = at_line(description, &at);
+    if let Some(limit) = super::canvas::limit_of(thrown) {
+        return EngineError::CanvasLimit { limit, message, at };
+    }
     EngineError::Runtime { message, at }
 }
 
@@ -68,23 +86,60 @@ fn at_line(description: String, at: &Option<SourcePosition>) -> String {
     }
 }
 
+/// A run whose returned Promise resolved with a value too large to copy out (`error`, which
+/// names the limit and the size); `site` is where the Promise was returned.
+pub fn result_too_large(
+    error: CloneError,
+    program: &PreparedProgram,
+    site: Option<&str>,
+) -> EngineError {
+    let at = locate(None, site, program);
+    let message = at_line(format!("RangeError: {error}"), &at);
+    match error.limit {
+        Some(limit) => EngineError::TooLarge { message, limit, at },
+        None => EngineError::Runtime { message, at },
+    }
+}
+
+/// A run whose promise nothing can settle any more; `site` is where it returned a Promise,
+/// which is then the one it waits for.
+pub fn never_settles(program: &PreparedProgram, site: Option<&str>) -> EngineError {
+    EngineError::Runtime {
+        message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
+        at: locate(None, site, program),
+    }
+}
+
+/// What QuickJS says when a declaration clashes with a binding of an earlier run.
+const REDECLARATION: &str = "SyntaxError: redeclaration of '";
+
+/// What the REPL rules allow instead (README "Semantics").
+const REDECLARATION_HINT: &str = ": an earlier run declared it, and a later run may declare again only a let or class as let or class, or a const as const";
+
+/// The name of a [`REDECLARATION`] error.
+fn redeclared(description: &str) -> Option<&str> {
+    description.strip_prefix(REDECLARATION)?.strip_suffix('\'')
+}
+
 /// How a refusal of the module loader reads once described (`Name: message`).
 const IMPORT_REFUSED: &str = "ImportNotAllowedError: ";
 
 /// Describes a tool failure that user code did not catch (`ERR_TOOL_PROXY_FAIL`), with the
-/// line of the call.
+/// line of the call (or `site`, as for [`runtime_error`]).
 pub fn tool_error<'js>(
     ctx: &Ctx<'js>,
     thrown: &JsValue<'js>,
     tool: String,
     failure: &ToolFailure,
     program: &PreparedProgram,
+    site: Option<&str>,
 ) -> EngineError {
     let (_, stack) = describe(ctx, thrown);
     EngineError::Tool {
         tool,
         message: format!("{}: {}", failure.name, failure.message),
-        at: locate(stack.as_deref(), program),
+        at: locate(stack.as_deref(), site, program),
+        retryable: failure.retryable,
     }
 }
 
@@ -109,11 +164,22 @@ fn describe<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> (String, Option<Strin
     }
 }
 
-/// The user's position of the first script frame of `stack`.
-fn locate(stack: Option<&str>, program: &PreparedProgram) -> Option<SourcePosition> {
+/// The user's position of the first script frame of `stack`, else of `site` (the stack where
+/// the run returned a Promise).
+fn locate(
+    stack: Option<&str>,
+    site: Option<&str>,
+    program: &PreparedProgram,
+) -> Option<SourcePosition> {
     let location = stack
         .and_then(first_script_position)
+        .or_else(|| site.and_then(first_script_position))
         .and_then(|(line, column)| program.positions.original(line, column))?;
+    position(location, program)
+}
+
+/// `location` with its line of the user's code.
+fn position(location: Location, program: &PreparedProgram) -> Option<SourcePosition> {
     let source_line = program.source.line(location.line)?.trim().to_owned();
     Some(SourcePosition {
         location,

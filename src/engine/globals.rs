@@ -1,5 +1,5 @@
 //! The bindings the executor installs in every context: `console` (§7.3), `final_answer` (§5.4),
-//! and the hooks the rewritten program calls (`__smol_guard`, `__smol_output`).
+//! and the hooks the rewritten program calls (`__smol_guard`, `__smol_result`).
 //!
 //! Each is a native function over the engine's [`RunState`], installed as a non-writable,
 //! non-configurable, non-enumerable global and frozen (§5.2 "harden or equivalent"), so user code
@@ -15,10 +15,10 @@ use rquickjs::{Ctx, Function, Object, Result, Value as JsValue};
 use super::convert::{throw_copy_failure, to_value, Uncopyable};
 use super::inspect;
 use super::reflect::{bare_function, BareCall, NativeError, Reflect};
-use super::state::{RunState, Stop};
+use super::state::{RunResult, RunState, Stop};
 use crate::options::LogLevel;
-use crate::program::{FINAL_ANSWER, GUARD_FUNCTION, OUTPUT_FUNCTION};
-use crate::value::Value;
+use crate::program::{FINAL_ANSWER, GUARD_FUNCTION, RESULT_FUNCTION};
+use crate::value::{CloneError, Value};
 
 /// Takes the realm's intrinsics (see `reflect::Intrinsics`), then installs every binding in
 /// `ctx`'s global object.
@@ -30,23 +30,35 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
 
     install_guard(ctx, state)?;
 
-    let output_state = Rc::clone(state);
-    let output = Function::new(
+    // A Promise goes back to the script, whose `return` awaits it (its value becomes the
+    // output); any other value is copied at once and not returned, so that `return` never
+    // looks for a `then` on it (a getter or Proxy trap would run: only Promises are awaited).
+    let result_state = Rc::clone(state);
+    let result = Function::new(
         ctx.clone(),
-        move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
-            if output_state.stop.get().is_some() {
+        move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<Option<JsValue<'js>>> {
+            if result_state.stop.get().is_some() {
                 return Err(throw_stop(&ctx));
             }
-            let copied = match value.0 {
-                Some(value) => copy_out(&ctx, &value, &output_state, "output")?,
-                None => Value::Undefined,
-            };
-            *output_state.output.borrow_mut() = copied;
-            Ok(())
+            match value.0 {
+                Some(value) if value.is_promise() => {
+                    let site = CallSite::here(&ctx).map(|site| site.frame());
+                    *result_state.result.borrow_mut() = RunResult::Promise { site };
+                    Ok(Some(value))
+                }
+                value => {
+                    let copied = match value {
+                        Some(value) => copy_out(&ctx, &value, &result_state, "output")?,
+                        None => Value::Undefined,
+                    };
+                    *result_state.result.borrow_mut() = RunResult::Value(copied);
+                    Ok(None)
+                }
+            }
         },
     )?
-    .with_name(OUTPUT_FUNCTION)?;
-    define(OUTPUT_FUNCTION, output.into_value())?;
+    .with_name(RESULT_FUNCTION)?;
+    define(RESULT_FUNCTION, result.into_value())?;
 
     let answer_state = Rc::clone(state);
     let final_answer = Function::new(
@@ -158,10 +170,17 @@ pub(super) struct CallSite {
 }
 
 impl CallSite {
-    /// Where the code running now is; `None` when no script code runs.
+    /// Where the code running now is; `None` when no script code runs. A lookup in the
+    /// function's line table (QuickJS patch 0501), not a stack trace, and nothing sandbox code
+    /// can redefine takes part in it.
     pub(super) fn here(ctx: &Ctx<'_>) -> Option<Self> {
         let (file, line, column) = Reflect::new(ctx).current_position()?;
         Some(Self { file, line, column })
+    }
+
+    /// The site as a one-frame stack, as QuickJS writes a frame (`    at agent.js:3:9`).
+    pub(super) fn frame(&self) -> String {
+        format!("    at {}:{}:{}\n", self.file, self.line, self.column)
     }
 }
 
@@ -175,8 +194,7 @@ pub(super) fn named_error_at<'js>(
     site: &CallSite,
 ) -> Result<Object<'js>> {
     let error = named_error(ctx, name, message)?;
-    let frame = format!("    at {}:{}:{}\n", site.file, site.line, site.column);
-    error.prop(PredefinedAtom::Stack, hidden(&frame))?;
+    error.prop(PredefinedAtom::Stack, hidden(&site.frame()))?;
     Ok(error)
 }
 
@@ -215,6 +233,23 @@ fn copy_out<'js>(
     .map_err(|error| throw_copy_failure(ctx, error))
 }
 
+/// Copies the value a run's returned Promise resolved with, when no sandbox code is left to
+/// throw into: past a size limit the copy fails, and the run with it
+/// (`failure::result_too_large`).
+pub(super) fn copy_promised<'js>(
+    ctx: &Ctx<'js>,
+    value: &JsValue<'js>,
+    state: &RunState,
+) -> std::result::Result<Value, CloneError> {
+    to_value(
+        ctx,
+        value,
+        Uncopyable::Describe,
+        "output",
+        state.max_value_bytes.get(),
+    )
+}
+
 /// Throws an error that no `catch` or `finally` in user code can intercept (quickjs-ng's
 /// uncatchable flag, the same mechanism as its interrupt handler), so the run ends as the
 /// engine decided: `final_answer` cannot be swallowed and a guard overflow cannot be caught.
@@ -226,5 +261,82 @@ pub(super) fn throw_stop(ctx: &Ctx<'_>) -> rquickjs::Error {
             ctx.throw(value)
         }
         Err(error) => error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use rquickjs::{Context, Exception, Runtime};
+
+    use super::*;
+
+    /// Each time `src` calls `here()`: the call site as [`CallSite::here`] finds it, and the
+    /// first script frame of the stack of an `Error` made at the same moment (QuickJS's own
+    /// account of the same position).
+    fn sites_of(src: &str) -> Vec<(Option<String>, String)> {
+        let runtime = Runtime::new().expect("runtime");
+        let context = Context::full(&runtime).expect("context");
+        context.with(|ctx| {
+            assert!(CallSite::here(&ctx).is_none(), "no script code runs");
+            let sites = Rc::new(RefCell::new(Vec::new()));
+            let seen = Rc::clone(&sites);
+            let here = Function::new(ctx.clone(), move |ctx: Ctx<'_>| {
+                let site = CallSite::here(&ctx).map(|site| site.frame());
+                let stack = Exception::from_message(ctx.clone(), "")
+                    .ok()
+                    .and_then(|error| error.stack())
+                    .unwrap_or_default();
+                let frame = stack
+                    .lines()
+                    .find(|frame| frame.contains("eval_script:"))
+                    .unwrap_or_default()
+                    .to_owned();
+                seen.borrow_mut().push((site, frame));
+            })
+            .expect("function");
+            ctx.globals().set("here", here).expect("global");
+            ctx.eval::<(), _>(src).expect("the script runs");
+            sites.take()
+        })
+    }
+
+    /// QuickJS patch 0501: the position of the innermost script frame, native frames skipped,
+    /// exactly as the stack of an `Error` made there names it.
+    #[test]
+    fn patch_0501_the_current_position_is_the_innermost_script_frame() {
+        let sites = sites_of(
+            "here();\nfunction f() {\n  return 1 + here();\n}\nf();\n[1].map(() =>\n    here());",
+        );
+        let found: Vec<_> = sites.iter().map(|(site, _)| site.clone()).collect();
+        assert_eq!(
+            found,
+            [
+                Some("    at eval_script:1:1\n".to_owned()),
+                Some("    at eval_script:3:14\n".to_owned()),
+                Some("    at eval_script:7:5\n".to_owned()),
+            ]
+        );
+        for (site, frame) in &sites {
+            let site = site.as_deref().unwrap_or_default().trim_end();
+            let position = site.trim_start_matches("    at ");
+            assert!(
+                frame.ends_with(&format!("({position})")),
+                "{site:?} is not where the Error's stack says: {frame:?}"
+            );
+        }
+    }
+
+    /// The one-frame stack an awaited tool's failure carries names the site as the run's error
+    /// reader (`failure::first_script_position`) expects it.
+    #[test]
+    fn a_call_site_frame_reads_as_a_quickjs_stack_frame() {
+        let site = CallSite {
+            file: "agent.js".into(),
+            line: 3,
+            column: 9,
+        };
+        assert_eq!(site.frame(), "    at agent.js:3:9\n");
     }
 }

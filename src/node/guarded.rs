@@ -199,6 +199,15 @@ pub fn string_value(value: &Unknown) -> Option<String> {
     unsafe { value.cast::<String>() }.ok()
 }
 
+/// The value of a boolean primitive (`None` for anything else); runs nothing.
+pub fn boolean_value(value: &Unknown) -> Option<bool> {
+    if type_of(value) != ValueType::Boolean {
+        return None;
+    }
+    // SAFETY: `value` is a boolean, which the conversion reads without running code.
+    unsafe { value.cast::<bool>() }.ok()
+}
+
 /// Clears whatever exception is pending: the last line of every callback of ours that Node
 /// returns from, so that nothing raised there can reach the host as an uncaught exception.
 pub fn clear(env: &Env) {

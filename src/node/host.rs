@@ -338,7 +338,7 @@ fn copy_result(env: &Env, value: Unknown, tool: &str, max_value_bytes: u64) -> T
         max_value_bytes,
     )
     .map_err(|error| {
-        let mut failure = ToolFailure::new(error.to_string());
+        let mut failure = ToolFailure::of_host(error.to_string());
         if error.limit.is_some() {
             "RangeError".clone_into(&mut failure.name);
         }
@@ -348,10 +348,21 @@ fn copy_result(env: &Env, value: Unknown, tool: &str, max_value_bytes: u64) -> T
 
 /// The failure a tool's exception or rejection describes: an error's name and message (never
 /// its stack, which would disclose host paths), or the value's string form (see
-/// `guarded::Thrown::name_and_message`, which runs nothing that can throw past it).
+/// `guarded::Thrown::name_and_message`, which runs nothing that can throw past it); retryable
+/// unless the error says `retryable: false` (§8.2: whether a tool failure is retryable depends
+/// on it), read as guardedly as the rest.
 fn failure_of(env: &Env, thrown: &Thrown) -> ToolFailure {
     let (name, message) = thrown.name_and_message(env);
-    let mut failure = ToolFailure::new(message);
-    failure.name = name;
-    failure
+    let retryable = match thrown {
+        Thrown::Value(value) if guarded::is_error(value) => guarded::get(env, value, "retryable")
+            .ok()
+            .and_then(|retryable| guarded::boolean_value(&retryable))
+            .unwrap_or(true),
+        _ => true,
+    };
+    ToolFailure {
+        name,
+        message,
+        retryable,
+    }
 }

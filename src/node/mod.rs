@@ -11,10 +11,12 @@ mod guarded;
 mod host;
 mod log_stream;
 mod options;
+mod pool;
 mod program;
 mod prompt;
 mod queue;
 mod settle;
+mod teardown;
 mod value;
 
 use napi::bindgen_prelude::JsObjectValue;
@@ -23,9 +25,11 @@ use napi::{Env, JsValue, Result};
 
 /// Module initialisation: defines and exports the `ExecutorError` class for this environment
 /// (keeping it, the `SESExecutor` class and the helpers of `env_data` for the environment),
-/// exports the prompt templates, and makes executors disposable.
+/// exports the prompt templates, makes executors disposable, and watches for the environment's
+/// teardown.
 #[napi(module_exports)]
 pub fn init(mut exports: Object, env: Env) -> Result<()> {
+    teardown::watch(&env)?;
     let class = error::define_class(&env)?;
     exports.set_named_property("ExecutorError", class)?;
     prompt::export_templates(&env, &mut exports)?;

@@ -52,13 +52,18 @@ pub struct ExecutorOptions {
     pub collect_console_levels: Option<Vec<String>>,
     /// Heap limit of the executor's QuickJS runtime in bytes (default 256 MiB).
     pub memory_limit_bytes: Option<f64>,
-    /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB).
+    /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB, at most 16 MiB:
+    /// the stack every engine thread has for QuickJS).
     pub max_stack_bytes: Option<f64>,
     /// The most bytes one value may take when it crosses between the host and the sandbox (an
     /// output, a final answer, a tool's argument or result, a variable), counted as 8 bytes per
     /// value plus its text and buffer bytes (default 64 MiB, min 1024). A larger one is never
     /// cut: the copy fails with an error naming the limit and the size.
     pub max_value_bytes: Option<f64>,
+    /// The largest width or height of a sandbox canvas in pixels (default 8192, at most 32768);
+    /// `getCanvas` and `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count
+    /// against `memoryLimitBytes`.
+    pub max_canvas_size: Option<f64>,
     /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
     /// text (run inside the sandbox, under the same guards), or an object whose functions become
     /// exports that call the host like tools and whose other values are copied.
@@ -91,6 +96,7 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
         memory_limit_bytes: number(env, &options, "memoryLimitBytes")?,
         max_stack_bytes: number(env, &options, "maxStackBytes")?,
         max_value_bytes: number(env, &options, "maxValueBytes")?,
+        max_canvas_size: number(env, &options, "maxCanvasSize")?,
     })
 }
 

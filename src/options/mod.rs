@@ -59,6 +59,7 @@ pub struct RawOptions {
     pub memory_limit_bytes: Option<f64>,
     pub max_stack_bytes: Option<f64>,
     pub max_value_bytes: Option<f64>,
+    pub max_canvas_size: Option<f64>,
 }
 
 /// Checked options with the defaults of §3.3 filled in.
@@ -75,6 +76,8 @@ pub struct Options {
     pub max_stack_bytes: usize,
     /// The most bytes one copied value may take (see `value::walk::Reader::size_of`).
     pub max_value_bytes: u64,
+    /// The largest width or height of a sandbox canvas, in pixels.
+    pub max_canvas_size: u32,
     /// Modules `import()` can load (by name), checked by the napi layer, which reads them.
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
 }
@@ -92,6 +95,7 @@ impl Default for Options {
             memory_limit_bytes: 256 * 1024 * 1024,
             max_stack_bytes: 1024 * 1024,
             max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
+            max_canvas_size: crate::canvas::DEFAULT_MAX_CANVAS_SIZE,
             modules: Vec::new(),
         }
     }
@@ -107,6 +111,19 @@ const MIN_MAX_VALUE_BYTES: f64 = 1024.0;
 /// Smaller heaps cannot even hold a context; such a limit fails `init()` with
 /// `ERR_SES_INIT_FAILED` rather than being refused here, which keeps that path reachable.
 const MIN_MEMORY_LIMIT_BYTES: f64 = 64.0 * 1024.0;
+
+/// The largest `maxCanvasSize`: tiny-skia's own limit on a bitmap side is far above, but a
+/// 32768×32768 canvas already holds 4 GiB of pixels.
+const MAX_CANVAS_SIZE: u32 = 32_768;
+
+/// The smallest `maxStackBytes`: below it QuickJS cannot even start a run.
+pub const MIN_STACK_BYTES: usize = 16 * 1024;
+
+/// The largest `maxStackBytes` (issue 12): every engine thread's stack is sized to hold a
+/// QuickJS stack of this depth (plus oxc's below it), and it is the largest limit rquickjs
+/// passes on to QuickJS (a larger one it silently turns into "no limit", and deep recursion then
+/// ran off the thread's stack and took the host process down). A deeper limit is refused.
+pub const MAX_STACK_BYTES: usize = 16 * 1024 * 1024;
 
 impl Options {
     /// Checks `raw` and fills in defaults. Every problem is reported, not just the first; the
@@ -148,14 +165,19 @@ impl Options {
             ),
             &mut |v| options.memory_limit_bytes = saturating_usize(v),
         );
+        record(max_stack_bytes(raw.max_stack_bytes), &mut |v| {
+            options.max_stack_bytes = saturating_usize(v);
+        });
         record(
-            integer(
-                raw.max_stack_bytes,
-                "maxStackBytes",
-                16.0 * 1024.0,
-                OPTIONS_VALID,
-            ),
-            &mut |v| options.max_stack_bytes = saturating_usize(v),
+            integer(raw.max_canvas_size, "maxCanvasSize", 1.0, OPTIONS_VALID).and_then(|size| {
+                match size {
+                    Some(size) if size > u64::from(MAX_CANVAS_SIZE) => {
+                        Err(rules::canvas_size_too_large(size, MAX_CANVAS_SIZE))
+                    }
+                    other => Ok(other),
+                }
+            }),
+            &mut |v| options.max_canvas_size = u32::try_from(v).unwrap_or(MAX_CANVAS_SIZE),
         );
 
         record(
@@ -202,6 +224,18 @@ impl Options {
     }
 }
 
+/// `maxStackBytes`: an integer in `MIN_STACK_BYTES..=MAX_STACK_BYTES`.
+fn max_stack_bytes(value: Option<f64>) -> Result<Option<u64>, Diagnostic> {
+    #[allow(clippy::cast_precision_loss, reason = "16 KiB is exact in an f64")]
+    let min = MIN_STACK_BYTES as f64;
+    match integer(value, "maxStackBytes", min, OPTIONS_VALID)? {
+        Some(bytes) if bytes > MAX_STACK_BYTES as u64 => {
+            Err(rules::stack_too_large(bytes, MAX_STACK_BYTES))
+        }
+        checked => Ok(checked),
+    }
+}
+
 fn saturating_usize(value: u64) -> usize {
     usize::try_from(value).unwrap_or(usize::MAX)
 }
@@ -229,6 +263,23 @@ mod tests {
         assert_eq!(options.collect_console_levels, LogLevel::ALL.to_vec());
         assert_eq!(options.memory_limit_bytes, 256 * 1024 * 1024);
         assert_eq!(options.max_stack_bytes, 1024 * 1024);
+        assert_eq!(options.max_canvas_size, 8192);
+    }
+
+    #[test]
+    fn max_canvas_size_is_a_whole_number_of_pixels_up_to_32768() {
+        for bad in [0.0, 1.5, 40_000.0, f64::NAN] {
+            let raw = RawOptions {
+                max_canvas_size: Some(bad),
+                ..RawOptions::default()
+            };
+            assert_eq!(rules(raw), ["options_valid"], "value {bad}");
+        }
+        let raw = RawOptions {
+            max_canvas_size: Some(512.0),
+            ..RawOptions::default()
+        };
+        assert_eq!(Options::resolve(&raw).unwrap().0.max_canvas_size, 512);
     }
 
     #[test]
@@ -250,6 +301,41 @@ mod tests {
                 ..RawOptions::default()
             };
             assert_eq!(rules(raw), ["timeout_valid"]);
+        }
+    }
+
+    #[test]
+    fn max_stack_bytes_is_refused_outside_what_an_engine_thread_holds() {
+        let stack = |bytes: f64| {
+            Options::resolve(&RawOptions {
+                max_stack_bytes: Some(bytes),
+                ..RawOptions::default()
+            })
+            .map(|(options, _)| options.max_stack_bytes)
+            .map_err(|diagnostics| {
+                assert_eq!(diagnostics.len(), 1);
+                assert_eq!(diagnostics[0].rule, "options_valid");
+                diagnostics[0].message.clone()
+            })
+        };
+        #[allow(clippy::cast_precision_loss, reason = "16 MiB is exact in an f64")]
+        let ceiling = MAX_STACK_BYTES as f64;
+        assert_eq!(stack(16.0 * 1024.0), Ok(16 * 1024));
+        assert_eq!(stack(ceiling), Ok(MAX_STACK_BYTES));
+        for bad in [0.0, 1.0, 16.0 * 1024.0 - 1.0, -1.0, 1.5, f64::NAN] {
+            assert!(stack(bad).unwrap_err().contains(">= 16384"), "{bad}");
+        }
+        for huge in [
+            ceiling + 1.0,
+            512.0 * 1024.0 * 1024.0,
+            9_007_199_254_740_991.0,
+            f64::INFINITY,
+        ] {
+            let message = stack(huge).unwrap_err();
+            assert!(
+                message.contains("at most 16777216") || message.contains("Infinity"),
+                "{huge}: {message}"
+            );
         }
     }
 
