@@ -328,6 +328,33 @@ mod tests {
         }
     }
 
+    /// QuickJS patch 0502: a script's first line numbers its columns from 1, as later lines do
+    /// (it counted from 0 there, so a call at column 3 was put at 2).
+    #[test]
+    fn patch_0502_first_line_columns_count_from_one() {
+        let sites = sites_of("  here();\n  here();\n\nvar a = [1, here()];");
+        let found: Vec<_> = sites.iter().map(|(site, _)| site.clone()).collect();
+        assert_eq!(
+            found,
+            [
+                Some("    at eval_script:1:3\n".to_owned()),
+                Some("    at eval_script:2:3\n".to_owned()),
+                Some("    at eval_script:4:13\n".to_owned()),
+            ]
+        );
+        let first_line = sites_of("var a = [1, here()];");
+        assert_eq!(
+            first_line[0].0.as_deref(),
+            Some("    at eval_script:1:13\n")
+        );
+        // A buffer that starts with a line terminator: its second line is unchanged.
+        let second_line = sites_of("\nvar a = [1, here()];");
+        assert_eq!(
+            second_line[0].0.as_deref(),
+            Some("    at eval_script:2:13\n")
+        );
+    }
+
     /// The one-frame stack an awaited tool's failure carries names the site as the run's error
     /// reader (`failure::first_script_position`) expects it.
     #[test]
