@@ -2,37 +2,68 @@
 //! (DESIGN.md "Errors"): the first stack frame in the transformed script is mapped back through
 //! the program's position map.
 
-use rquickjs::{Ctx, Value as JsValue};
+use rquickjs::{qjs, Ctx, Value as JsValue};
 
 use super::host::ToolFailure;
 use super::inspect;
 use super::{EngineError, SourcePosition};
 use crate::program::{PreparedProgram, SCRIPT_NAME};
 
+extern "C" {
+    /// vendor/quickjs-patches/0101: the allocations `rt`'s heap has refused so far.
+    fn JS_GetRefusedAllocationCount(rt: *mut qjs::JSRuntime) -> u64;
+}
+
+/// How many allocations the heap of `ctx`'s runtime has refused so far (at `memoryLimitBytes`,
+/// or because the system had no memory). An operation that fails after this count moved failed
+/// for lack of memory, whatever it threw: QuickJS throws `null` when it cannot even allocate the
+/// error, and reports some refusals as other errors (a parser that cannot grow a buffer throws a
+/// `SyntaxError`); a copy into the sandbox fails with whatever part it could not build.
+pub fn refused_allocations(ctx: &Ctx<'_>) -> u64 {
+    // SAFETY: the context is alive for `ctx`'s lifetime, and so is its runtime; the call only
+    // reads a counter.
+    unsafe { JS_GetRefusedAllocationCount(qjs::JS_GetRuntime(ctx.as_raw().as_ptr())) }
+}
+
+/// The failure of an operation during which the heap refused an allocation (see
+/// [`refused_allocations`]).
+pub fn out_of_memory() -> EngineError {
+    EngineError::Limit {
+        limit: "memoryLimitBytes",
+        message: "InternalError: out of memory (the executor's heap limit, memoryLimitBytes, was reached)".into(),
+    }
+}
+
+/// The outcome of installing tools or variables: the memory limit if the heap refused memory
+/// since `refused` (see [`refused_allocations`]; a part may then be missing even if nothing
+/// failed), otherwise `installed`.
+pub fn endowed(
+    ctx: &Ctx<'_>,
+    refused: u64,
+    installed: Result<(), String>,
+) -> Result<(), EngineError> {
+    if refused_allocations(ctx) != refused {
+        return Err(out_of_memory());
+    }
+    installed.map_err(EngineError::Endowment)
+}
+
 /// Describes `thrown` for `ERR_RUNTIME_EXCEPTION`: `Name: message` for errors, Node's
 /// `Uncaught <inspect>` for anything else, plus the user's location when the stack has one. An
-/// exhausted heap or stack is reported as the limit it hit.
+/// exhausted stack is reported as the limit it hit (an exhausted heap is told by
+/// [`refused_allocations`], not by what was thrown).
 pub fn runtime_error<'js>(
     ctx: &Ctx<'js>,
     thrown: &JsValue<'js>,
     program: &PreparedProgram,
 ) -> EngineError {
     let (description, stack) = describe(ctx, thrown);
-    let limit = match description.as_str() {
-        // QuickJS throws `null` when it cannot even allocate the error.
-        "Uncaught null" | "InternalError: out of memory" => Some("memoryLimitBytes"),
-        "RangeError: Maximum call stack size exceeded" => Some("maxStackBytes"),
-        _ => None,
-    };
-    if let Some(limit) = limit {
-        let what = if limit == "memoryLimitBytes" {
-            "heap"
-        } else {
-            "stack"
-        };
+    if description == "RangeError: Maximum call stack size exceeded" {
         return EngineError::Limit {
-            limit,
-            message: format!("{description} (the executor's {what} limit, {limit}, was reached)"),
+            limit: "maxStackBytes",
+            message: format!(
+                "{description} (the executor's stack limit, maxStackBytes, was reached)"
+            ),
         };
     }
     let at = locate(stack.as_deref(), program);

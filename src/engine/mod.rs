@@ -335,4 +335,6 @@ impl Drop for Engine {
 }
 
 #[cfg(test)]
+mod oom_tests;
+#[cfg(test)]
 mod tests;

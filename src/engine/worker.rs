@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use super::bridge::Bridge;
 use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
-use super::failure::{runtime_error, tool_error};
+use super::failure::{endowed, out_of_memory, refused_allocations, runtime_error, tool_error};
 use super::globals;
 use super::heap::{HeapMeter, MeteredAllocator};
 use super::host::Host;
@@ -106,7 +106,11 @@ fn build(
     bridge: &Rc<Bridge>,
     heap: &Rc<HeapMeter>,
 ) -> Result<(Runtime, Context), EngineError> {
-    let start_error = |error: rquickjs::Error| EngineError::Start(error.to_string());
+    let start_error = |error: rquickjs::Error| match error {
+        // The runtime or context could not be allocated (a heap too small to hold a context).
+        rquickjs::Error::Allocation => EngineError::Start(out_of_memory().to_string()),
+        error => EngineError::Start(error.to_string()),
+    };
     let runtime =
         Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
     runtime.set_memory_limit(config.memory_limit_bytes);
@@ -126,6 +130,11 @@ fn build(
             lockdown::lock_down(&ctx)
         })
         .map_err(start_error)?;
+    // QuickJS leaves out a built-in it could not allocate without failing: a context built
+    // while the heap refused memory may lack parts, and is not used.
+    if context.with(|ctx| refused_allocations(&ctx)) != 0 {
+        return Err(EngineError::Start(out_of_memory().to_string()));
+    }
     Ok((runtime, context))
 }
 
@@ -136,15 +145,19 @@ impl Worker {
             &self.state,
             &mut self.program_context.tool_names,
         );
-        self.context
-            .with(|ctx| define_tools(&ctx, names, tools, bridge, state))
-            .map_err(EngineError::Endowment)
+        self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            let defined = define_tools(&ctx, names, tools, bridge, state);
+            endowed(&ctx, refused, defined)
+        })
     }
 
     fn set_variables(&mut self, variables: &[(String, Value)]) -> Result<(), EngineError> {
-        self.context
-            .with(|ctx| set_variables(&ctx, variables))
-            .map_err(EngineError::Endowment)
+        self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            let set = set_variables(&ctx, variables);
+            endowed(&ctx, refused, set)
+        })
     }
 
     fn run(&mut self, request: RunRequest) -> RunReport {
@@ -215,6 +228,7 @@ fn execute<'js>(
     options.promise = true;
     options.backtrace_barrier = true;
     options.filename = Some(SCRIPT_NAME.into());
+    let refused = refused_allocations(ctx);
     let settled =
         match ctx.eval_with_options::<Promise, _>(program.transformed_code.as_str(), options) {
             Ok(promise) => drive(ctx, state, bridge, &promise),
@@ -226,8 +240,15 @@ fn execute<'js>(
             ),
         };
     let drained = drain(ctx, state);
+    // The heap refused memory during the run: whatever the run did next may rest on a part
+    // QuickJS silently left out (an error without its message, a property not set, a copy read
+    // as empty), so it fails at the limit even if the code caught the error (README "Limits").
+    let out_of_memory_in_run = refused_allocations(ctx) != refused;
 
     let result = match state.stop.get() {
+        Some(Stop::FinalAnswer | Stop::MaxOperations) | None if out_of_memory_in_run => {
+            Err(out_of_memory())
+        }
         Some(Stop::FinalAnswer) => Ok(Completion {
             output: state.final_answer.borrow_mut().take().unwrap_or(Value::Undefined),
             is_final_answer: true,
