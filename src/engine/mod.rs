@@ -335,6 +335,8 @@ impl Drop for Engine {
 }
 
 #[cfg(test)]
+mod deadline_tests;
+#[cfg(test)]
 mod oom_tests;
 #[cfg(test)]
 mod tests;
