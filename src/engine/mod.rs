@@ -21,9 +21,9 @@ mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
@@ -90,6 +90,8 @@ struct AbortShared {
     aborted: AtomicBool,
     /// The engine's inbox, once the run is queued: aborting wakes a run waiting for a tool.
     wake: Mutex<Option<mpsc::Sender<Command>>>,
+    /// When the engine took the run up: its deadline is `timeoutMs` from here.
+    started: OnceLock<Instant>,
 }
 
 impl RunAbort {
@@ -110,6 +112,16 @@ impl RunAbort {
     /// Whether [`RunAbort::abort`] was called.
     pub fn is_aborted(&self) -> bool {
         self.0.aborted.load(Ordering::SeqCst)
+    }
+
+    /// When the engine took the run up (its deadline counts from there); `None` while it waits
+    /// in the queue.
+    pub fn started_at(&self) -> Option<Instant> {
+        self.0.started.get().copied()
+    }
+
+    fn mark_started(&self, at: Instant) {
+        let _ = self.0.started.set(at);
     }
 
     fn attach(&self, inbox: mpsc::Sender<Command>) {

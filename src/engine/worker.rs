@@ -162,6 +162,7 @@ impl Worker {
 
     fn run(&mut self, request: RunRequest) -> RunReport {
         let started = Instant::now();
+        request.abort.mark_started(started);
         if request.abort.is_aborted() {
             return RunReport::refused(EngineError::Aborted { started: false }, self.dirty);
         }
