@@ -1,7 +1,10 @@
 //! The executor's error model (§8): one error type that every layer's failure is mapped to once,
-//! carrying the spec's code, severity and retryability.
+//! carrying the spec's code, severity and retryability, with the §8.2 templates and every
+//! message built on them here, one typed constructor per failure.
 
-use serde_json::{Map, Value as Json};
+use serde_json::{json, Map, Value as Json};
+
+use crate::diagnostic::Diagnostic;
 
 /// The error codes of §3.1, each with the severity, retryability and message template of §8.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +94,7 @@ pub struct ExecutorError {
 
 impl ExecutorError {
     /// An error whose message is §8.2's template for `code` filled with `cause`.
-    pub fn new(code: ErrorCode, cause: impl std::fmt::Display) -> Self {
+    fn new(code: ErrorCode, cause: impl std::fmt::Display) -> Self {
         let message = match code {
             ErrorCode::SesInitFailed => format!("SES init failed: {cause}"),
             ErrorCode::InvalidState => format!("Invalid executor state: {cause}"),
@@ -113,7 +116,7 @@ impl ExecutorError {
 
     /// An error whose message is already written to `code`'s template (e.g. the module
     /// loader's `Import not allowed: 'fs'. Allowed: x-ok`).
-    pub fn with_message(code: ErrorCode, message: String) -> Self {
+    fn with_message(code: ErrorCode, message: String) -> Self {
         Self {
             code,
             message,
@@ -134,6 +137,121 @@ impl ExecutorError {
             .details
             .insert("method".into(), Json::String(method.into()));
         error
+    }
+
+    /// `ERR_INVALID_STATE` for a `run()` that found the queue full (§2.3).
+    pub fn queue_full(waiting: usize, max_queued_runs: usize) -> Self {
+        Self::new(
+            ErrorCode::InvalidState,
+            format!("RUNNING (the run queue is full: {waiting} of {max_queued_runs} places taken)"),
+        )
+        .with_detail("state", "RUNNING")
+        .with_detail("method", "run")
+        .with_detail("maxQueuedRuns", max_queued_runs)
+    }
+
+    /// `ERR_SES_INIT_FAILED` (§5.1, §4.2).
+    pub fn init_failed(cause: impl std::fmt::Display) -> Self {
+        Self::new(ErrorCode::SesInitFailed, cause)
+    }
+
+    /// `ERR_VALIDATION_FAILED` listing each blocking diagnostic as `line:col rule: message`
+    /// (§6.1, §8.3), with every diagnostic in `details.diagnostics`.
+    pub fn validation(diagnostics: &[Diagnostic]) -> Self {
+        let listing: String = diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.is_error())
+            .map(|diagnostic| format!("\n{}", diagnostic.summary()))
+            .collect();
+        Self::new(ErrorCode::ValidationFailed, format!(":{listing}")).with_diagnostics(diagnostics)
+    }
+
+    /// `ERR_VALIDATION_FAILED` for a tool or variable name the executor keeps: `why` says what
+    /// is wrong with it ("is empty").
+    pub fn endowment_refused(name: &str, why: &str) -> Self {
+        Self::new(
+            ErrorCode::ValidationFailed,
+            format!(": the name '{name}' {why}"),
+        )
+        .with_detail("name", name)
+    }
+
+    /// `ERR_VALIDATION_FAILED` for a variable or tool the engine could not install.
+    pub fn endowment_failed(message: &str) -> Self {
+        Self::new(ErrorCode::ValidationFailed, format!(": {message}"))
+    }
+
+    /// `ERR_IMPORT_NOT_ALLOWED` whose message is already the template's (`Import not allowed:
+    /// 'fs'. Allowed: x-ok`), as the import rule and the module loader write it.
+    pub fn import_refused(message: String) -> Self {
+        Self::with_message(ErrorCode::ImportNotAllowed, message)
+    }
+
+    /// `ERR_IMPORT_NOT_ALLOWED` for several refused imports, one summary line each, with every
+    /// diagnostic of the code in `details.diagnostics`.
+    pub fn imports_refused(refused: &[&Diagnostic], all: &[Diagnostic]) -> Self {
+        let listing = refused.iter().fold(
+            String::from("Import not allowed:"),
+            |listing, diagnostic| format!("{listing}\n{}", diagnostic.summary()),
+        );
+        Self::import_refused(listing).with_diagnostics(all)
+    }
+
+    /// `ERR_RUNTIME_EXCEPTION` (§7.4).
+    pub fn runtime(message: impl std::fmt::Display) -> Self {
+        Self::new(ErrorCode::RuntimeException, message)
+    }
+
+    /// `ERR_RUNTIME_EXCEPTION` for a run past one of the executor's resource limits.
+    pub fn limit(limit: &'static str, message: impl std::fmt::Display) -> Self {
+        Self::runtime(message).with_detail("limit", limit)
+    }
+
+    /// `ERR_RUNTIME_EXCEPTION` for a run cut short by `cleanup()`.
+    pub fn shut_down() -> Self {
+        Self::runtime("the executor was shut down during the run")
+    }
+
+    /// `ERR_TOOL_PROXY_FAIL` (§7.4) for `tool`.
+    pub fn tool_failed(tool: String, message: &str) -> Self {
+        Self::new(ErrorCode::ToolProxyFail, format!("{tool}: {message}")).with_detail("tool", tool)
+    }
+
+    /// `ERR_MAX_OPS_EXCEEDED` (§6.3, §9.3).
+    pub fn max_operations(limit: u64) -> Self {
+        Self::new(ErrorCode::MaxOpsExceeded, limit).with_detail("maxOperations", limit)
+    }
+
+    /// `ERR_EXEC_TIMEOUT` (§7.5).
+    pub fn timeout(timeout_ms: u64) -> Self {
+        Self::new(ErrorCode::ExecTimeout, timeout_ms)
+            .with_detail("timeoutMs", timeout_ms)
+            .with_detail("reason", "timeout")
+    }
+
+    /// `ERR_EXEC_TIMEOUT` for a run the caller's signal aborted, before it `started` or during.
+    pub fn aborted(started: bool) -> Self {
+        Self::with_message(
+            ErrorCode::ExecTimeout,
+            if started {
+                "Execution aborted by the caller's signal".into()
+            } else {
+                "Execution aborted by the caller's signal before the run started".into()
+            },
+        )
+        .with_detail("reason", "aborted")
+        .with_detail("started", started)
+    }
+
+    /// `ERR_CLEANUP_FAILED` (§8.2).
+    pub fn cleanup_failed(cause: impl std::fmt::Display) -> Self {
+        Self::new(ErrorCode::CleanupFailed, cause)
+    }
+
+    /// Every diagnostic, as §3.1 objects, in `details.diagnostics`.
+    pub fn with_diagnostics(self, diagnostics: &[Diagnostic]) -> Self {
+        let all: Vec<Json> = diagnostics.iter().map(Diagnostic::to_json).collect();
+        self.with_detail("diagnostics", json!(all))
     }
 
     /// Adds one entry to `details`.

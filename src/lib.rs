@@ -16,6 +16,9 @@ pub mod prompt;
 pub mod tool_args;
 pub mod value;
 
+#[cfg(test)]
+mod architecture;
+
 // The napi layer is exercised from JS (`__test__/`); unit tests build without it.
 #[cfg(not(test))]
 mod node;

@@ -13,10 +13,11 @@ use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Persistent, Value as JsValue};
 
 use super::convert::{from_value, to_value, Uncopyable};
-use super::failure::{out_of_memory, refused_allocations};
+use super::failure::out_of_memory;
 use super::globals::{named_error, throw_stop};
 use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult};
 use super::inbox;
+use super::reflect::refused_allocations;
 use super::state::{RunState, Stop};
 use super::Command;
 

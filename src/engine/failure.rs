@@ -2,28 +2,13 @@
 //! (DESIGN.md "Errors"): the first stack frame in the transformed script is mapped back through
 //! the program's position map.
 
-use rquickjs::{qjs, Ctx, Value as JsValue};
+use rquickjs::{Ctx, Value as JsValue};
 
 use super::host::ToolFailure;
 use super::inspect;
+use super::reflect::refused_allocations;
 use super::{EngineError, SourcePosition};
 use crate::program::{PreparedProgram, SCRIPT_NAME};
-
-extern "C" {
-    /// vendor/quickjs-patches/0101: the allocations `rt`'s heap has refused so far.
-    fn JS_GetRefusedAllocationCount(rt: *mut qjs::JSRuntime) -> u64;
-}
-
-/// How many allocations the heap of `ctx`'s runtime has refused so far (at `memoryLimitBytes`,
-/// or because the system had no memory). An operation that fails after this count moved failed
-/// for lack of memory, whatever it threw: QuickJS throws `null` when it cannot even allocate the
-/// error, and reports some refusals as other errors (a parser that cannot grow a buffer throws a
-/// `SyntaxError`); a copy into the sandbox fails with whatever part it could not build.
-pub fn refused_allocations(ctx: &Ctx<'_>) -> u64 {
-    // SAFETY: the context is alive for `ctx`'s lifetime, and so is its runtime; the call only
-    // reads a counter.
-    unsafe { JS_GetRefusedAllocationCount(qjs::JS_GetRuntime(ctx.as_raw().as_ptr())) }
-}
 
 /// The failure of an operation during which the heap refused an allocation (see
 /// [`refused_allocations`]).

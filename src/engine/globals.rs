@@ -9,12 +9,11 @@ use std::rc::Rc;
 
 use rquickjs::function::{Opt, Rest};
 use rquickjs::object::Property;
-use std::ffi::{c_int, CString};
-
-use rquickjs::{qjs, Ctx, Exception, Function, JsLifetime, Object, Result, Value as JsValue};
+use rquickjs::{Ctx, Exception, Function, Object, Result, Value as JsValue};
 
 use super::convert::{to_value, Uncopyable};
 use super::inspect;
+use super::reflect::{bare_function, BareCall, Reflect};
 use super::state::{RunState, Stop};
 use crate::options::LogLevel;
 use crate::program::{FINAL_ANSWER, GUARD_FUNCTION, OUTPUT_FUNCTION};
@@ -83,82 +82,34 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
     define("console", console.into_value())
 }
 
-/// Keeps the run state alive as long as the runtime: the guard reaches it through a raw pointer
-/// in the context's opaque slot.
-struct GuardState {
-    _state: Rc<RunState>,
-}
-
-// SAFETY: holds no JS values, so no lifetime of the runtime to change.
-unsafe impl<'js> JsLifetime<'js> for GuardState {
-    type Changed<'to> = GuardState;
-}
-
-/// Installs the loop guard (§6.3) as a bare QuickJS C function. It runs once per loop
-/// iteration, so it skips rquickjs's closure machinery (a class instance per function, a
-/// `Ctx` duplicated and freed, argument parsing and a panic guard per call): the guard's
-/// state is found through the context's opaque slot, which nothing else uses.
+/// Installs the loop guard (§6.3): a bare native function over the run state (see
+/// [`BareCall`]), since it runs once per loop iteration.
 fn install_guard<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
-    ctx.store_userdata(GuardState {
-        _state: Rc::clone(state),
-    })
-    .map_err(|_| rquickjs::Error::new_from_js("state", "guard state"))?;
-    let name = CString::new(GUARD_FUNCTION)?;
-    let raw = ctx.as_raw().as_ptr();
-    // SAFETY: `raw` is this live context. The opaque points into the `RunState` that the
-    // runtime's userdata keeps alive for as long as the runtime, and so any code of the
-    // context, can run. `JS_NewCFunction2` returns an owned value (or an exception) that
-    // `from_raw` takes over.
-    let guard = unsafe {
-        qjs::JS_SetContextOpaque(raw, Rc::as_ptr(state).cast_mut().cast());
-        JsValue::from_raw(
-            ctx.clone(),
-            qjs::JS_NewCFunction2(
-                raw,
-                Some(guard_call),
-                name.as_ptr(),
-                0,
-                qjs::JSCFunctionEnum_JS_CFUNC_generic,
-                0,
-            ),
-        )
-    };
-    if guard.is_exception() {
-        return Err(rquickjs::Error::Exception);
-    }
+    let guard = bare_function(ctx, GUARD_FUNCTION, state)?;
     define_hardened(ctx, GUARD_FUNCTION, guard, false)
 }
 
 /// The guard: counts an operation, and throws the uncatchable stop once the run must end
 /// (past `maxOperations`, or stopped for any other reason).
-unsafe extern "C" fn guard_call(
-    ctx: *mut qjs::JSContext,
-    _this: qjs::JSValue,
-    _argc: c_int,
-    _argv: *mut qjs::JSValue,
-) -> qjs::JSValue {
-    // SAFETY: set by `install_guard` to a `RunState` kept alive for the runtime's lifetime;
-    // only this thread touches it.
-    let state = unsafe { &*qjs::JS_GetContextOpaque(ctx).cast::<RunState>() };
-    let count = state.operations.get() + 1;
-    state.operations.set(count);
-    if count > state.max_operations.get() {
-        state.stop_with(Stop::MaxOperations);
+impl BareCall for RunState {
+    fn call(&self) -> bool {
+        let count = self.operations.get() + 1;
+        self.operations.set(count);
+        if count > self.max_operations.get() {
+            self.stop_with(Stop::MaxOperations);
+        }
+        self.stop.get().is_some()
     }
-    if state.stop.get().is_none() {
-        return qjs::JS_UNDEFINED;
+
+    fn throw(&self, ctx: &Ctx<'_>) {
+        throw_stop(ctx);
     }
-    // SAFETY: called by QuickJS on this context, whose runtime is locked by the running code.
-    let ctx = unsafe { Ctx::from_raw(std::ptr::NonNull::new_unchecked(ctx)) };
-    throw_stop(&ctx);
-    qjs::JS_EXCEPTION
 }
 
 /// Freezes `value` with QuickJS's own `Object.freeze`: the global one may have been replaced by
 /// sandbox code by the time tools are installed.
 pub(super) fn harden<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Result<()> {
-    // SAFETY: `value` is a live value of this context; the call freezes it or fails.
-    if unsafe { qjs::JS_FreezeObject(ctx.as_raw().as_ptr(), value.as_raw()) } < 0 {
+    if !Reflect::new(ctx).freeze(value) {
         return Err(rquickjs::Error::Exception);
     }
     Ok(())
@@ -201,9 +152,7 @@ pub(super) fn throw_stop(ctx: &Ctx<'_>) -> rquickjs::Error {
     match Exception::from_message(ctx.clone(), "execution stopped") {
         Ok(error) => {
             let value = error.into_value();
-            // SAFETY: `value` is a live Error object of this context; the call only sets a flag
-            // on it.
-            unsafe { qjs::JS_SetUncatchableError(ctx.as_raw().as_ptr(), value.as_raw()) };
+            Reflect::new(ctx).set_uncatchable(&value);
             ctx.throw(value)
         }
         Err(error) => error,

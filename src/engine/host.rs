@@ -24,13 +24,9 @@ pub trait Host: Send + Sync + 'static {
         false
     }
 
-    /// Receives one entry while the run goes on. Must not block on the engine.
+    /// Receives one entry while the run goes on, in order, before the run's report: a run's
+    /// result must never overtake its streamed logs. Must not block on the engine.
     fn log(&self, _entry: LogEntry) {}
-
-    /// Returns once every entry passed to [`Host::log`] has been delivered, so that a run's
-    /// result never overtakes its streamed logs. Called on the engine thread, only after a run
-    /// that streamed something.
-    fn flush_logs(&self) {}
 }
 
 /// One tool call from the sandbox.

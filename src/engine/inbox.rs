@@ -8,6 +8,8 @@
 //! by wake-up from idle"). Polling through the gap first makes the usual reply cheap; the poll
 //! is bounded by [`SPIN`] and yields the core between polls, so an idle engine parks within
 //! microseconds and never holds a core that another thread wants.
+//!
+//! Spec: §7.4 (tool answers reach the engine thread here) and §2.3 (runs arrive in order).
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};

@@ -5,6 +5,8 @@
 //! They are made unavailable rather than guarded: every such call throws an `EvalError` that
 //! tells the model to write the code directly. `instanceof Function` and `Function.prototype`
 //! keep working, because each stub keeps the real prototype.
+//!
+//! Spec: Appendix A (default lockdown policy) and §6.3 (every loop guarded).
 
 use rquickjs::function::Rest;
 use rquickjs::object::Property;

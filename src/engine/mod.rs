@@ -14,6 +14,7 @@ mod inbox;
 pub mod inspect;
 mod lockdown;
 mod modules;
+mod reflect;
 mod state;
 #[cfg(test)]
 pub mod testing;

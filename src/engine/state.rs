@@ -1,5 +1,7 @@
 //! What one run shares between the engine thread's run loop and the native functions it installs
 //! in the sandbox (guard, output, `final_answer`, console). Lives on the engine thread only.
+//!
+//! Spec: §7.2 (run algorithm), §6.3 (guard), §5.4 (final answer), §7.3 (logs).
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,9 +39,6 @@ pub struct RunState {
     pub output: RefCell<Value>,
     pub final_answer: RefCell<Option<Value>>,
     pub logs: RefCell<LogBuffer>,
-    /// Whether an entry of this run went to the host's log stream (which must then be flushed
-    /// before the run is answered).
-    pub streamed: Cell<bool>,
     /// The current run's abort handle.
     pub abort: RefCell<Option<RunAbort>>,
     /// The host, when it wants log entries as they are written.
@@ -59,7 +58,6 @@ impl RunState {
             output: RefCell::new(Value::Undefined),
             final_answer: RefCell::new(None),
             logs: RefCell::new(LogBuffer::new(LogLevel::ALL.to_vec(), 0)),
-            streamed: Cell::new(false),
             abort: RefCell::new(None),
             log_stream: host.streams_logs().then(|| Arc::clone(host)),
             shutdown,
@@ -75,7 +73,6 @@ impl RunState {
         *self.output.borrow_mut() = Value::Undefined;
         *self.final_answer.borrow_mut() = None;
         *self.logs.borrow_mut() = logs;
-        self.streamed.set(false);
         *self.abort.borrow_mut() = Some(abort);
     }
 
@@ -94,17 +91,8 @@ impl RunState {
         }
         if let Some(host) = &self.log_stream {
             if let Some(entry) = logs.last_entry() {
-                self.streamed.set(true);
                 host.log(entry);
             }
-        }
-    }
-
-    /// Waits until the host has every entry this run streamed: a run's result must not overtake
-    /// its logs.
-    pub fn flush_log_stream(&self) {
-        if let (true, Some(host)) = (self.streamed.get(), &self.log_stream) {
-            host.flush_logs();
         }
     }
 

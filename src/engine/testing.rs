@@ -1,12 +1,14 @@
 //! A fake host for tests: tools are Rust closures, answered synchronously or, for "async"
 //! tools, from another thread after a delay — the way Node answers a promise.
+//!
+//! Spec: §7.4 (tool invocation contract).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::host::{Host, ToolCall, ToolFailure, ToolResult};
-use super::{Engine, EngineConfig, LogEntry, RunAbort, RunReport, RunRequest};
+use super::{Engine, EngineConfig, RunAbort, RunReport, RunRequest};
 use crate::options::Options;
 use crate::value::Value;
 
@@ -23,18 +25,10 @@ pub enum FakeTool {
     Never,
 }
 
-/// What a streaming [`FakeHost`] received: log entries, and a marker for each flush.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Streamed {
-    Entry(String),
-    Flush,
-}
-
 /// A [`Host`] whose tools are [`FakeTool`]s.
 #[derive(Default)]
 pub struct FakeHost {
     tools: HashMap<String, FakeTool>,
-    stream: Option<Arc<Mutex<Vec<Streamed>>>>,
 }
 
 impl FakeHost {
@@ -42,21 +36,6 @@ impl FakeHost {
     pub fn with(mut self, name: &str, tool: FakeTool) -> Self {
         self.tools.insert(name.into(), tool);
         self
-    }
-
-    /// Asks for log entries as they are written; they are recorded in `into`.
-    pub fn streaming(mut self, into: &Arc<Mutex<Vec<Streamed>>>) -> Self {
-        self.stream = Some(Arc::clone(into));
-        self
-    }
-
-    fn record(&self, streamed: Streamed) {
-        if let Some(stream) = &self.stream {
-            stream
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(streamed);
-        }
     }
 }
 
@@ -76,18 +55,6 @@ impl Host for FakeHost {
             }
             Some(FakeTool::Never) => std::mem::forget(call.reply.pending()),
         }
-    }
-
-    fn streams_logs(&self) -> bool {
-        self.stream.is_some()
-    }
-
-    fn log(&self, entry: LogEntry) {
-        self.record(Streamed::Entry(entry.message));
-    }
-
-    fn flush_logs(&self) {
-        self.record(Streamed::Flush);
     }
 }
 

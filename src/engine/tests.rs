@@ -1,13 +1,11 @@
 //! Engine tests without Node: a real engine thread driven through its channel, with a fake host.
+//!
+//! Spec: §7 (execution semantics), §9.4 and §9.7.
 
+use std::time::Duration;
 use std::time::Instant;
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use super::testing::{
-    after, engine_with, run_abortable, run_on, sync, FakeHost, FakeTool, Streamed,
-};
+use super::testing::{after, engine_with, run_abortable, run_on, sync, FakeHost, FakeTool};
 use super::*;
 use crate::engine::host::ToolFailure;
 
@@ -490,30 +488,6 @@ fn the_peak_heap_follows_what_the_run_allocates_and_restarts_each_run() {
     assert!(big.stats.peak_heap_bytes > small.stats.peak_heap_bytes + 1_000_000);
     assert!(after_release.stats.peak_heap_bytes >= small.stats.peak_heap_bytes);
     assert!(small.stats.peak_heap_bytes > 0);
-}
-
-#[test]
-fn log_entries_are_streamed_as_written_and_flushed_before_the_report() {
-    let streamed = Arc::new(Mutex::new(Vec::new()));
-    let options = options();
-    let engine = engine_with(host().streaming(&streamed), &options);
-    let report = run_on(
-        &engine,
-        "console.log('a'); await slowAdd(1); console.warn('b')",
-        &options,
-    );
-    assert_eq!(report.logs.entries.len(), 2);
-    assert_eq!(
-        *streamed.lock().unwrap(),
-        [
-            Streamed::Entry("a".into()),
-            Streamed::Entry("b".into()),
-            Streamed::Flush
-        ]
-    );
-    // A run that logged nothing needs no flush.
-    run_on(&engine, "1", &options);
-    assert_eq!(streamed.lock().unwrap().len(), 3);
 }
 
 #[test]

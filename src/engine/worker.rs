@@ -1,4 +1,6 @@
 //! The engine thread: builds the runtime and context, then serves commands until told to stop.
+//!
+//! Spec: §7.2 (run algorithm) and §4 (a context per executor lifetime).
 
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
@@ -13,12 +15,13 @@ use tokio::sync::oneshot;
 use super::bridge::Bridge;
 use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
-use super::failure::{endowed, out_of_memory, refused_allocations, runtime_error, tool_error};
+use super::failure::{endowed, out_of_memory, runtime_error, tool_error};
 use super::globals;
 use super::heap::{HeapMeter, MeteredAllocator};
 use super::host::Host;
 use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
+use super::reflect::refused_allocations;
 use super::state::{RunState, Stop};
 use super::{
     Command, Completion, EngineConfig, EngineError, RunReport, RunRequest, RunStats,
@@ -189,7 +192,6 @@ impl Worker {
             .with(|ctx| execute(&ctx, state, bridge, &program, &request));
         let (tool_calls, tool_time) = self.bridge.end_run();
         self.state.end();
-        self.state.flush_log_stream();
         self.dirty |= dirty;
         RunReport {
             result,

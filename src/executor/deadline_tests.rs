@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::engine::testing::{sync, FakeHost};
+use crate::error::ErrorCode;
 
 /// How long the blocking tool holds the engine thread.
 const HELD: Duration = Duration::from_secs(3);

@@ -15,17 +15,16 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value as Json};
-
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::Host;
 use crate::engine::{
     Completion, Engine, EngineConfig, EngineError, LogEntry, RunAbort, RunReport, RunRequest,
     RunStats, SourcePosition,
 };
-use crate::error::{ErrorCode, ExecutorError};
+use crate::error::ExecutorError;
 use crate::options::{Options, RunConcurrency};
-use crate::program::INTERNAL_PREFIX;
+use crate::program::rules::{import_allowed, static_import_in_script_mode};
+use crate::program::{FINAL_ANSWER, INTERNAL_PREFIX};
 use crate::value::Value;
 
 pub use state::ExecutorState;
@@ -93,7 +92,7 @@ pub struct Executor {
 }
 
 /// Globals the executor itself provides; neither tools nor variables may take their names.
-const RESERVED_GLOBALS: [&str; 2] = ["final_answer", "console"];
+const RESERVED_GLOBALS: [&str; 2] = [FINAL_ANSWER, "console"];
 
 /// How long past its deadline a run waits for the engine thread before it is answered without
 /// it (README "Limits"). The engine stops a run within milliseconds of its deadline; a thread
@@ -119,11 +118,6 @@ impl Executor {
                 tools: HashSet::new(),
             })),
         }
-    }
-
-    /// The options the executor runs with.
-    pub fn options(&self) -> &Options {
-        &self.options
     }
 
     /// The current state.
@@ -189,7 +183,7 @@ impl Executor {
                     .iter()
                     .find_map(|(name, _)| {
                         if guard.tools.contains(name) {
-                            Some(endowment_refused(name, "is a tool's name"))
+                            Some(ExecutorError::endowment_refused(name, "is a tool's name"))
                         } else {
                             reserved(name)
                         }
@@ -259,16 +253,10 @@ impl Executor {
                 {
                     Ok(engine.run(RunRequest::new(code, &self.options, abort)))
                 }
-                (ExecutorState::Running, Some(_)) if queue => Err(ExecutorError::new(
-                    ErrorCode::InvalidState,
-                    format!(
-                        "RUNNING (the run queue is full: {waiting} of {} places taken)",
-                        self.options.max_queued_runs
-                    ),
-                )
-                .with_detail("state", "RUNNING")
-                .with_detail("method", "run")
-                .with_detail("maxQueuedRuns", self.options.max_queued_runs)),
+                (ExecutorState::Running, Some(_)) if queue => Err(ExecutorError::queue_full(
+                    waiting,
+                    self.options.max_queued_runs,
+                )),
                 (state, _) => Err(ExecutorError::invalid_state(state, "run")),
             }
             .inspect(|_| {
@@ -341,11 +329,8 @@ impl Executor {
             let joined = tokio::task::spawn_blocking(move || thread.join()).await;
             match joined {
                 Ok(Ok(())) => Ok(()),
-                Ok(Err(_)) => Err(ExecutorError::new(
-                    ErrorCode::CleanupFailed,
-                    "the engine thread panicked",
-                )),
-                Err(error) => Err(ExecutorError::new(ErrorCode::CleanupFailed, error)),
+                Ok(Err(_)) => Err(ExecutorError::cleanup_failed("the engine thread panicked")),
+                Err(error) => Err(ExecutorError::cleanup_failed(error)),
             }
         }
     }
@@ -389,11 +374,14 @@ async fn answer_by_deadline(
 /// Refuses a tool or variable name the executor keeps for itself.
 fn reserved(name: &str) -> Option<ExecutorError> {
     if name.is_empty() {
-        Some(endowment_refused(name, "is empty"))
+        Some(ExecutorError::endowment_refused(name, "is empty"))
     } else if RESERVED_GLOBALS.contains(&name) {
-        Some(endowment_refused(name, "is provided by the executor"))
+        Some(ExecutorError::endowment_refused(
+            name,
+            "is provided by the executor",
+        ))
     } else if name.starts_with(INTERNAL_PREFIX) {
-        Some(endowment_refused(
+        Some(ExecutorError::endowment_refused(
             name,
             "uses the executor's internal prefix",
         ))
@@ -402,79 +390,41 @@ fn reserved(name: &str) -> Option<ExecutorError> {
     }
 }
 
-fn endowment_refused(name: &str, why: &str) -> ExecutorError {
-    ExecutorError::new(
-        ErrorCode::ValidationFailed,
-        format!(": the name '{name}' {why}"),
-    )
-    .with_detail("name", name)
-}
-
 /// The outcome of installing tools or variables.
 fn endowed(
     answer: Result<Result<(), EngineError>, tokio::sync::oneshot::error::RecvError>,
 ) -> Result<(), ExecutorError> {
     match answer {
         Ok(Ok(())) => Ok(()),
-        Ok(Err(EngineError::Endowment(message))) => Err(ExecutorError::new(
-            ErrorCode::ValidationFailed,
-            format!(": {message}"),
-        )),
+        Ok(Err(EngineError::Endowment(message))) => Err(ExecutorError::endowment_failed(&message)),
         Ok(Err(error)) => Err(run_failed(error, String::new())),
         Err(_) => Err(run_failed(EngineError::Stopped, String::new())),
     }
 }
 
 fn init_failed(error: &EngineError) -> ExecutorError {
-    ExecutorError::new(ErrorCode::SesInitFailed, error)
+    ExecutorError::init_failed(error)
 }
 
 /// Maps an engine failure to its §8.2 code: the one place where that decision is made.
 fn run_failed(error: EngineError, logs: String) -> ExecutorError {
     let error = match error {
         EngineError::Invalid(diagnostics) => return code_refused(&diagnostics),
-        EngineError::Runtime { message, at } => {
-            at_position(ExecutorError::new(ErrorCode::RuntimeException, message), at)
+        EngineError::Runtime { message, at } => at_position(ExecutorError::runtime(message), at),
+        EngineError::ImportNotAllowed { message, at } => {
+            at_position(ExecutorError::import_refused(message), at)
         }
-        EngineError::ImportNotAllowed { message, at } => at_position(
-            ExecutorError::with_message(ErrorCode::ImportNotAllowed, message),
-            at,
-        ),
-        EngineError::Tool { tool, message, at } => at_position(
-            ExecutorError::new(ErrorCode::ToolProxyFail, format!("{tool}: {message}"))
-                .with_detail("tool", tool),
-            at,
-        ),
-        EngineError::Limit { limit, message } => {
-            ExecutorError::new(ErrorCode::RuntimeException, message).with_detail("limit", limit)
+        EngineError::Tool { tool, message, at } => {
+            at_position(ExecutorError::tool_failed(tool, &message), at)
         }
-        EngineError::MaxOperations { limit } => {
-            ExecutorError::new(ErrorCode::MaxOpsExceeded, limit).with_detail("maxOperations", limit)
-        }
-        EngineError::Timeout { timeout_ms } => {
-            ExecutorError::new(ErrorCode::ExecTimeout, timeout_ms)
-                .with_detail("timeoutMs", timeout_ms)
-                .with_detail("reason", "timeout")
-        }
-        EngineError::Aborted { started } => ExecutorError::with_message(
-            ErrorCode::ExecTimeout,
-            if started {
-                "Execution aborted by the caller's signal".into()
-            } else {
-                "Execution aborted by the caller's signal before the run started".into()
-            },
-        )
-        .with_detail("reason", "aborted")
-        .with_detail("started", started),
-        EngineError::Start(message) => ExecutorError::new(ErrorCode::SesInitFailed, message),
-        EngineError::Endowment(message) => {
-            ExecutorError::new(ErrorCode::ValidationFailed, format!(": {message}"))
-        }
+        EngineError::Limit { limit, message } => ExecutorError::limit(limit, message),
+        EngineError::MaxOperations { limit } => ExecutorError::max_operations(limit),
+        EngineError::Timeout { timeout_ms } => ExecutorError::timeout(timeout_ms),
+        EngineError::Aborted { started } => ExecutorError::aborted(started),
+        EngineError::Start(message) => ExecutorError::init_failed(message),
+        EngineError::Endowment(message) => ExecutorError::endowment_failed(&message),
         EngineError::Dirty => ExecutorError::invalid_state(ExecutorState::Dirty, "run"),
-        EngineError::Stopped => ExecutorError::new(
-            ErrorCode::RuntimeException,
-            "the executor was shut down during the run",
-        ),
+        EngineError::Stopped => ExecutorError::shut_down(),
     };
     error.with_logs(logs)
 }
@@ -491,7 +441,7 @@ fn at_position(error: ExecutorError, at: Option<SourcePosition>) -> ExecutorErro
 }
 
 /// The rules whose findings are import refusals (§5.3, CF-05, CF-06).
-const IMPORT_RULES: [&str; 2] = ["import_allowed", "static_import_in_script_mode"];
+const IMPORT_RULES: [&str; 2] = [import_allowed::RULE, static_import_in_script_mode::RULE];
 
 /// Code that did not pass validation: `ERR_IMPORT_NOT_ALLOWED` when an import rule refused it,
 /// `ERR_VALIDATION_FAILED` otherwise; every diagnostic in `details.diagnostics` either way.
@@ -500,31 +450,14 @@ fn code_refused(diagnostics: &[Diagnostic]) -> ExecutorError {
         .iter()
         .filter(|diagnostic| diagnostic.is_error() && IMPORT_RULES.contains(&diagnostic.rule))
         .collect();
-    let refused = match imports.as_slice() {
-        [] => return validation_failed(diagnostics),
+    match imports.as_slice() {
+        [] => ExecutorError::validation(diagnostics),
         // The rule's message is already the template's (`Import not allowed: 'fs'. …`).
-        [only] if only.rule == "import_allowed" => only.message.clone(),
-        several => several.iter().fold(
-            String::from("Import not allowed:"),
-            |listing, diagnostic| format!("{listing}\n{}", diagnostic.summary()),
-        ),
-    };
-    let all: Vec<Json> = diagnostics.iter().map(Diagnostic::to_json).collect();
-    ExecutorError::with_message(ErrorCode::ImportNotAllowed, refused)
-        .with_detail("diagnostics", json!(all))
-}
-
-/// `ERR_VALIDATION_FAILED` listing each blocking diagnostic as `line:col rule: message`
-/// (§6.1, §8.3), with every diagnostic in `details.diagnostics`.
-pub fn validation_failed(diagnostics: &[Diagnostic]) -> ExecutorError {
-    let listing: String = diagnostics
-        .iter()
-        .filter(|diagnostic| diagnostic.is_error())
-        .map(|diagnostic| format!("\n{}", diagnostic.summary()))
-        .collect();
-    let all: Vec<Json> = diagnostics.iter().map(Diagnostic::to_json).collect();
-    ExecutorError::new(ErrorCode::ValidationFailed, format!(":{listing}"))
-        .with_detail("diagnostics", json!(all))
+        [only] if only.rule == import_allowed::RULE => {
+            ExecutorError::import_refused(only.message.clone()).with_diagnostics(diagnostics)
+        }
+        several => ExecutorError::imports_refused(several, diagnostics),
+    }
 }
 
 #[cfg(test)]

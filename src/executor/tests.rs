@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::engine::testing::FakeHost;
+use crate::error::ErrorCode;
 
 fn executor() -> Executor {
     with_options(Options::default())

@@ -3,6 +3,8 @@
 //! napi cannot name a method by a symbol, so `[Symbol.asyncDispose]` is a few lines of JS
 //! installed on the class's prototype once per Node environment. Disposal is `cleanup()` made
 //! total: a `NEW` executor has nothing to release, and a `DEAD` one was already released.
+//!
+//! Spec: §4.3.5 (`cleanup()`).
 
 use napi::bindgen_prelude::{Function, Unknown};
 use napi::{Env, Result};

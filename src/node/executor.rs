@@ -3,26 +3,22 @@
 
 use std::sync::{Arc, Mutex};
 
-use napi::bindgen_prelude::{
-    FnArgs, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, PromiseRaw,
-    Unknown, ValueType,
-};
-use napi::{Env, JsValue, Result};
+use napi::bindgen_prelude::{PromiseRaw, Unknown};
+use napi::{Env, Result};
 
 use super::error::to_napi_error;
-use super::host::{JsArgs, NodeHost, NodeTool, ToolTable};
+use super::host::{NodeHost, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
-use super::options::read;
+use super::options::{clone_refused, entries, node_tool, resolve, watch_signal, Resolved};
 use super::program::{read_code, CODE_NOT_A_STRING};
+use super::queue::NodeQueue;
 use super::settle::{settle, settle_on_runtime, settle_then};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::Host;
 use crate::engine::{RunAbort, RunStats};
 use crate::error::ExecutorError;
-use crate::executor::{validation_failed, Executor, RunOutput};
-use crate::modules::{bridged_name, ModuleExport, ModuleSpec};
-use crate::options::Options;
+use crate::executor::{Executor, RunOutput};
 use crate::program::rules::code_non_empty;
 
 /// The result of a successful `run()` (§3.1).
@@ -92,20 +88,6 @@ impl From<RunOutput> for CodeOutput {
     }
 }
 
-/// Options of one `run()`.
-#[napi(object, object_to_js = false)]
-#[allow(
-    dead_code,
-    reason = "declares the TypeScript interface; values are read property by property in `watch_signal`"
-)]
-pub struct RunOptions {
-    /// Aborts the run: it stops as at a timeout (`ERR_EXEC_TIMEOUT` with `details.reason:
-    /// "aborted"`, state `DIRTY`); a run still queued, or a signal already aborted, never starts
-    /// and leaves the state as it was.
-    #[napi(ts_type = "AbortSignal")]
-    pub signal: Option<String>,
-}
-
 /// Runs agent code in an isolated QuickJS runtime on a thread of its own (§3.2
 /// `ICodeExecutor`). Construct it, `init()` it (or use `SESExecutor.create()`), `run()` code,
 /// and `cleanup()` when done.
@@ -114,8 +96,8 @@ pub struct SesExecutor {
     executor: Executor,
     /// The tools sent so far; only touched on Node's thread.
     tools: ToolTable,
-    /// Node's side of the executor: its tool calls and the settling of its promises.
-    node: Arc<NodeHost>,
+    /// The executor's queue to Node's thread, which settles its promises.
+    node: Arc<NodeQueue>,
 }
 
 #[napi]
@@ -248,7 +230,7 @@ impl SesExecutor {
         let code = match read_code(code)? {
             Some(code) => code,
             None => {
-                return refuse(validation_failed(&[Diagnostic::error(
+                return refuse(ExecutorError::validation(&[Diagnostic::error(
                     code_non_empty::RULE,
                     CODE_NOT_A_STRING,
                 )]));
@@ -291,257 +273,12 @@ impl SesExecutor {
         } = resolved;
         let tools: ToolTable = Arc::new(Mutex::new(module_tools.into_iter().collect()));
         let logs = on_log.map(LogStream::new);
-        let node = Arc::new(NodeHost::new(env, Arc::clone(&tools), logs)?);
+        let host = NodeHost::new(env, Arc::clone(&tools), logs)?;
+        let node = host.queue();
         Ok(Self {
-            executor: Executor::new(options, Arc::clone(&node) as Arc<dyn Host>),
+            executor: Executor::new(options, Arc::new(host) as Arc<dyn Host>),
             tools,
             node,
         })
     }
-}
-
-/// The own enumerable entries of `value`, which must be an object.
-fn entries<'env>(
-    env: &'env Env,
-    value: Unknown<'env>,
-    what: &str,
-) -> std::result::Result<Vec<(String, Unknown<'env>)>, ExecutorError> {
-    let not_an_object = || {
-        validation_failed(&[Diagnostic::error(
-            "options_valid",
-            format!("{what} must be an object"),
-        )])
-    };
-    if value.get_type().ok() != Some(ValueType::Object) || value.is_array().unwrap_or(false) {
-        return Err(not_an_object());
-    }
-    // SAFETY: checked to be an object of this environment.
-    let object =
-        unsafe { Object::from_napi_value(env.raw(), value.raw()) }.map_err(|_| not_an_object())?;
-    let keys = Object::keys(&object).map_err(|_| not_an_object())?;
-    keys.into_iter()
-        .map(|key| {
-            object
-                .get_named_property::<Unknown>(&key)
-                .map(|value| (key, value))
-                .map_err(|_| not_an_object())
-        })
-        .collect()
-}
-
-/// A tool as sent: a function, or an object with a `forward` function (and `inputs`).
-fn node_tool(
-    env: &Env,
-    name: &str,
-    value: Unknown,
-) -> std::result::Result<NodeTool, ExecutorError> {
-    let refused = || {
-        validation_failed(&[Diagnostic::error(
-            "options_valid",
-            format!("{name} must be a function or a tool object with a forward() method"),
-        )])
-    };
-    let attempt = || -> Result<Option<NodeTool>> {
-        match value.get_type()? {
-            ValueType::Function => {
-                // SAFETY: checked to be a function of this environment.
-                let function: Function<JsArgs, Unknown<'static>> =
-                    unsafe { Function::from_napi_value(env.raw(), value.raw()) }?;
-                Ok(Some(NodeTool::Function(function.create_ref()?)))
-            }
-            ValueType::Object => {
-                // SAFETY: checked to be an object of this environment.
-                let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }?;
-                let forward: Unknown = object.get_named_property("forward")?;
-                if forward.get_type()? != ValueType::Function {
-                    return Ok(None);
-                }
-                // SAFETY: checked to be a function of this environment.
-                let forward: Function<JsArgs, Unknown<'static>> =
-                    unsafe { Function::from_napi_value(env.raw(), forward.raw()) }?;
-                let inputs: Unknown = object.get_named_property("inputs")?;
-                let inputs = if inputs.get_type()? == ValueType::Object {
-                    // SAFETY: checked to be an object of this environment.
-                    Object::keys(&unsafe { Object::from_napi_value(env.raw(), inputs.raw()) }?)?
-                } else {
-                    Vec::new()
-                };
-                Ok(Some(NodeTool::Forward {
-                    forward: forward.bind(object)?.create_ref()?,
-                    inputs,
-                }))
-            }
-            _ => Ok(None),
-        }
-    };
-    attempt().ok().flatten().ok_or_else(refused)
-}
-
-fn clone_refused(error: &crate::value::CloneError) -> ExecutorError {
-    validation_failed(&[Diagnostic::error("options_valid", error.to_string())])
-        .with_detail("path", error.path.as_str())
-}
-
-/// The constructor's options, checked: what the executor runs with, the host functions of
-/// object modules, and the `onLog` callback.
-struct Resolved {
-    options: Options,
-    module_tools: Vec<(String, NodeTool)>,
-    on_log: Option<FunctionRef<JsLogEntry, Unknown<'static>>>,
-}
-
-/// Reads and checks the constructor's options.
-fn resolve(env: &Env, options: Option<Unknown>) -> std::result::Result<Resolved, ExecutorError> {
-    let raw = read(env, options).map_err(|diagnostic| validation_failed(&[diagnostic]))?;
-    let (mut resolved, _notices) =
-        Options::resolve(&raw).map_err(|diagnostics| validation_failed(&diagnostics))?;
-    let on_log = match options.and_then(|options| option_named(env, options, "onLog")) {
-        None => None,
-        Some(on_log) if on_log.get_type().ok() == Some(ValueType::Function) => {
-            // SAFETY: checked to be a function of this environment.
-            let function: Function<JsLogEntry, Unknown<'static>> =
-                unsafe { Function::from_napi_value(env.raw(), on_log.raw()) }
-                    .map_err(|_| option_refused("onLog must be a function"))?;
-            Some(
-                function
-                    .create_ref()
-                    .map_err(|_| option_refused("onLog must be a function"))?,
-            )
-        }
-        Some(_) => return Err(option_refused("onLog must be a function")),
-    };
-    let mut module_tools = Vec::new();
-    if let Some(modules) = options.and_then(|options| option_named(env, options, "modules")) {
-        for (name, module) in entries(env, modules, "modules")? {
-            let spec = match module.get_type() {
-                Ok(ValueType::String) => ModuleSpec::Source(
-                    module
-                        .coerce_to_string()
-                        .and_then(|s| s.into_utf8())
-                        .and_then(|s| s.into_owned())
-                        .map_err(|_| module_refused(&name))?,
-                ),
-                Ok(ValueType::Object) => {
-                    let mut exports = Vec::new();
-                    for (export, value) in entries(env, module, &format!("modules.{name}"))? {
-                        let path = format!("modules.{name}.{export}");
-                        if value.get_type().ok() == Some(ValueType::Function) {
-                            module_tools.push((
-                                bridged_name(&name, &export),
-                                node_tool(env, &path, value)?,
-                            ));
-                            exports.push((export, ModuleExport::Function));
-                        } else {
-                            let copy = from_js(env, value, &path)
-                                .map_err(|error| clone_refused(&error))?;
-                            exports.push((export, ModuleExport::Data(copy)));
-                        }
-                    }
-                    ModuleSpec::Object(exports)
-                }
-                _ => return Err(module_refused(&name)),
-            };
-            resolved.modules.push((name, spec));
-        }
-    }
-    Ok(Resolved {
-        options: resolved,
-        module_tools,
-        on_log,
-    })
-}
-
-/// `options[name]`, when `options` is an object and the property is set.
-fn option_named<'env>(env: &'env Env, options: Unknown<'env>, name: &str) -> Option<Unknown<'env>> {
-    if options.get_type().ok() != Some(ValueType::Object) {
-        return None;
-    }
-    // SAFETY: checked to be an object of this environment.
-    let object = unsafe { Object::from_napi_value(env.raw(), options.raw()) }.ok()?;
-    let value: Unknown = object.get_named_property(name).ok()?;
-    (value.get_type().ok()? != ValueType::Undefined).then_some(value)
-}
-
-fn option_refused(message: &str) -> ExecutorError {
-    validation_failed(&[Diagnostic::error("options_valid", message)])
-}
-
-/// `signal.addEventListener` / `removeEventListener`, called with `("abort", listener)`.
-type ListenerMethod<'env> =
-    Function<'env, FnArgs<(&'static str, Function<'env, (), ()>)>, Unknown<'env>>;
-
-/// An `AbortSignal` listened to for the length of one run.
-struct SignalWatch {
-    signal: ObjectRef<false>,
-    listener: FunctionRef<(), ()>,
-}
-
-/// Ties `options.signal` (if any) to `abort`: aborts at once if the signal already is, else
-/// listens for its `abort` event until [`SignalWatch::detach`].
-fn watch_signal(
-    env: &Env,
-    options: Option<Unknown>,
-    abort: &RunAbort,
-) -> std::result::Result<Option<SignalWatch>, ExecutorError> {
-    let refused = || option_refused("options.signal must be an AbortSignal");
-    let Some(options) = options else {
-        return Ok(None);
-    };
-    match options.get_type() {
-        Ok(ValueType::Undefined | ValueType::Null) => return Ok(None),
-        Ok(ValueType::Object) => {}
-        _ => return Err(option_refused("run options must be an object")),
-    }
-    let Some(signal) = option_named(env, options, "signal") else {
-        return Ok(None);
-    };
-    let attach = || -> Result<Option<SignalWatch>> {
-        // SAFETY: an object of this environment (anything else fails the conversion).
-        let signal = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }?;
-        let aborted: Unknown = signal.get_named_property("aborted")?;
-        if aborted.coerce_to_bool()? {
-            abort.abort();
-            return Ok(None);
-        }
-        let add: ListenerMethod = signal.get_named_property("addEventListener")?;
-        let on_abort = abort.clone();
-        let listener = env.create_function_from_closure::<(), (), _>("abortRun", move |_| {
-            on_abort.abort();
-            Ok(())
-        })?;
-        add.apply(signal, FnArgs::from(("abort", listener)))?;
-        Ok(Some(SignalWatch {
-            signal: signal.create_ref()?,
-            listener: listener.create_ref()?,
-        }))
-    };
-    match signal.get_type() {
-        Ok(ValueType::Object) => attach().map_err(|_| refused()),
-        _ => Err(refused()),
-    }
-}
-
-impl SignalWatch {
-    /// Stops listening: a signal may outlive many runs, and must not collect their listeners.
-    fn detach(self, env: &Env) {
-        let removed = || -> Result<()> {
-            let signal = self.signal.get_value(env)?;
-            let remove: ListenerMethod = signal.get_named_property("removeEventListener")?;
-            remove.apply(
-                signal,
-                FnArgs::from(("abort", self.listener.borrow_back(env)?)),
-            )?;
-            Ok(())
-        };
-        // A signal whose removeEventListener throws keeps a listener that only sets a flag.
-        let _ = removed();
-        let _ = self.signal.unref(env);
-    }
-}
-
-fn module_refused(name: &str) -> ExecutorError {
-    validation_failed(&[Diagnostic::error(
-        "options_valid",
-        format!("modules.{name} must be ES module source text or an object"),
-    )])
 }

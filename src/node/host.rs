@@ -1,15 +1,14 @@
-//! The host side of tool calls (§7.4): the engine thread reaches Node's thread through one
-//! ThreadsafeFunction per executor; on Node's thread the call is dispatched to the tool the
-//! host sent, and the tool's value, promise or exception is answered back.
+//! The host side of tool calls (§7.4): the engine thread reaches Node's thread through the
+//! executor's queue (`queue.rs`); on Node's thread the call is dispatched to the tool the host
+//! sent, and the tool's value, promise or exception is answered back.
 //!
-//! The ThreadsafeFunction is weak: an idle executor never keeps the process alive. Every
-//! reference to a JS function lives in the tool table, which is only touched on Node's thread
-//! (by `sendTools` and by the dispatcher) and dropped there.
+//! Every reference to a JS function lives in the tool table, which is only touched on Node's
+//! thread (by `sendTools` and by the dispatcher) and dropped there.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -17,11 +16,10 @@ use napi::bindgen_prelude::{
     FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ToNapiValue,
     Unknown, ValueType,
 };
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{sys, Env, JsValue, Status};
+use napi::{sys, Env, JsValue};
 
 use super::log_stream::LogStream;
-use super::settle::OnNode;
+use super::queue::NodeQueue;
 use super::value::{from_js, to_js};
 use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult, ToolSettlement};
 use crate::engine::LogEntry;
@@ -60,21 +58,10 @@ impl JsValuesTupleIntoVec for JsArgs {
     }
 }
 
-/// What the engine side hands to Node's thread.
-pub enum ToNode {
-    /// A tool call to dispatch.
-    Tool(ToolCall),
-    /// Work such as settling a method's promise (see `settle.rs`).
-    Work(OnNode),
-}
-
-/// The [`Host`] the engine thread calls, and the way to Node's thread of the executor's
-/// promises.
+/// The [`Host`] the engine thread calls: tool calls and log entries go to Node's thread on the
+/// executor's queue.
 pub struct NodeHost {
-    bridge: ThreadsafeFunction<ToNode, (), (), Status, false, true>,
-    /// Promises of the executor not settled yet; while there are any the (weak) threadsafe
-    /// function keeps the process alive. Only changed on Node's thread.
-    pending: AtomicUsize,
+    queue: Arc<NodeQueue>,
     /// Tool calls queued for Node's thread so far (see [`Burst`]).
     calls: Arc<AtomicU64>,
     /// `onLog`, when the caller set it.
@@ -85,10 +72,6 @@ impl NodeHost {
     /// A host dispatching to `tools`, and streaming log entries to `logs` if given, bound to
     /// `env`'s thread.
     pub fn new(env: &Env, tools: ToolTable, logs: Option<LogStream>) -> napi::Result<Self> {
-        // The function the ThreadsafeFunction calls is a no-op: the work happens in its
-        // callback, which has the environment and can call each tool with its own `this` and
-        // any number of arguments.
-        let noop: Function<(), ()> = env.create_function("toolBridge", noop)?;
         // Made at the first tool promise: most executors' tools are synchronous.
         let mut watcher = None;
         let calls = Arc::new(AtomicU64::new(0));
@@ -96,60 +79,28 @@ impl NodeHost {
         let mut burst = Burst::new();
         // Tool calls taken from the queue so far.
         let mut dispatched = 0_u64;
-        let bridge = noop
-            .build_threadsafe_function::<ToNode>()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build_callback(move |context| {
-                match context.value {
-                    ToNode::Tool(call) => {
-                        dispatched += 1;
-                        if dispatch(&context.env, &tools, &mut watcher, call) {
-                            burst.await_next_call(&sent, dispatched);
-                        }
-                    }
-                    ToNode::Work(work) => work(&context.env),
-                }
-                Ok(())
-            })?;
+        let queue = NodeQueue::new(env, move |env, call| {
+            dispatched += 1;
+            if dispatch(env, &tools, &mut watcher, call) {
+                burst.await_next_call(&sent, dispatched);
+            }
+        })?;
         Ok(Self {
-            bridge,
-            pending: AtomicUsize::new(0),
+            queue: Arc::new(queue),
             calls,
             logs,
         })
     }
 
-    /// Runs `work` on Node's thread. If Node is shutting down it is dropped.
-    pub fn on_node(&self, work: OnNode) {
-        let _ = self
-            .bridge
-            .call(ToNode::Work(work), ThreadsafeFunctionCallMode::NonBlocking);
-    }
-
-    /// Keeps the process alive until a matching [`release`](Self::release); on Node's thread.
-    pub fn hold(&self, env: &Env) {
-        if self.pending.fetch_add(1, Ordering::Relaxed) == 0 {
-            // SAFETY: on Node's thread, for a threadsafe function of this environment.
-            unsafe { sys::napi_ref_threadsafe_function(env.raw(), self.bridge.raw()) };
-        }
-    }
-
-    /// Ends a [`hold`](Self::hold); on Node's thread.
-    pub fn release(&self, env: &Env) {
-        if self.pending.fetch_sub(1, Ordering::Relaxed) == 1 {
-            // SAFETY: on Node's thread, for a threadsafe function of this environment.
-            unsafe { sys::napi_unref_threadsafe_function(env.raw(), self.bridge.raw()) };
-        }
+    /// The executor's queue to Node's thread, which also settles its promises.
+    pub fn queue(&self) -> Arc<NodeQueue> {
+        Arc::clone(&self.queue)
     }
 }
 
 impl Host for NodeHost {
     fn call_tool(&self, call: ToolCall) {
-        // If Node is shutting down the call is dropped, and its reply answers the failure.
-        let _ = self
-            .bridge
-            .call(ToNode::Tool(call), ThreadsafeFunctionCallMode::NonBlocking);
+        self.queue.call_tool(call);
         // Counted once queued, so that Node's thread, seeing the count move, knows the call
         // is in the threadsafe function's queue.
         self.calls.fetch_add(1, Ordering::Release);
@@ -159,14 +110,12 @@ impl Host for NodeHost {
         self.logs.is_some()
     }
 
+    // Entries share the queue that settles the run's promise, so none can be overtaken by it.
     fn log(&self, entry: LogEntry) {
         if let Some(logs) = &self.logs {
-            self.on_node(logs.deliver(entry));
+            self.queue.on_node(logs.deliver(entry));
         }
     }
-
-    // `flush_logs` keeps its default: entries share the queue that settles the run's promise,
-    // so none can be overtaken.
 }
 
 /// How long Node's thread waits, after answering a synchronous tool call, for the engine's next
@@ -222,12 +171,6 @@ impl Burst {
             self.chain_start = None;
         }
     }
-}
-
-/// The function the threadsafe function nominally calls. Native, so that creating an executor
-/// compiles no script.
-unsafe extern "C" fn noop(_env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
-    std::ptr::null_mut()
 }
 
 /// Calls the tool on Node's thread and answers the engine. Never fails: every error becomes

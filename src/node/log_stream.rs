@@ -1,15 +1,15 @@
 //! `onLog` (§10.2): log entries streamed to a host callback while a run goes on.
 //!
-//! Entries travel as work on the executor's own threadsafe function, the queue that also
-//! settles its promises (`settle.rs`): queued on the engine thread before the run's answer, every
-//! entry reaches `onLog` before the run's promise settles, with nothing to wait for.
+//! Entries travel as work on the executor's queue (`queue.rs`), the one that also settles its
+//! promises (`settle.rs`): queued on the engine thread before the run's answer, every entry
+//! reaches `onLog` before the run's promise settles, with nothing to wait for.
 
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{FunctionRef, Unknown};
 use napi::Env;
 
-use super::settle::OnNode;
+use super::queue::OnNode;
 use crate::engine::LogEntry;
 
 /// One console call of a run (§3.1 `LogEntry`).

@@ -1,5 +1,7 @@
 //! The Node.js boundary (napi): converts arguments and results and forwards to the executor.
 //! Nothing here decides behaviour.
+//!
+//! Spec: §3.2 (API contract), §8.1 (errors as JS objects).
 
 mod dispose;
 mod error;
@@ -9,6 +11,7 @@ mod log_stream;
 mod options;
 mod program;
 mod prompt;
+mod queue;
 mod settle;
 mod value;
 

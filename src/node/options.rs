@@ -1,15 +1,27 @@
-//! `ExecutorOptions` as JS passes it: read property by property, so that a wrong type is
+//! The one reader of what JS passes besides code (§3.1 `ExecutorOptions`, `run()`'s options,
+//! `sendVariables`' and `sendTools`' records): property by property, so that a wrong type is
 //! reported as a structured `ERR_VALIDATION_FAILED` naming the option instead of napi's generic
 //! conversion error, and numbers reach the option rules exactly as given (`NaN`, `-1`, `1.5`).
+//! The rules and their messages are `crate::options::rules`'.
 
-use napi::bindgen_prelude::JsObjectValue;
 use std::collections::HashMap;
 
-use napi::bindgen_prelude::{Array, FromNapiValue, Object, Unknown, ValueType};
+use napi::bindgen_prelude::{
+    Array, FnArgs, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, Unknown,
+    ValueType,
+};
 use napi::{Env, JsValue};
 
+use super::host::{JsArgs, NodeTool};
+use super::log_stream::JsLogEntry;
+use super::value::from_js;
 use crate::diagnostic::Diagnostic;
-use crate::options::RawOptions;
+use crate::engine::RunAbort;
+use crate::error::ExecutorError;
+use crate::modules::{bridged_name, ModuleExport, ModuleSpec};
+use crate::options::rules::{self, invalid};
+use crate::options::{Options, RawOptions};
+use crate::value::CloneError;
 
 /// Options of §3.1 plus the resource limits of DESIGN.md (all optional).
 #[napi(object, object_to_js = false)]
@@ -91,12 +103,6 @@ pub fn read_tool_names(env: &Env, options: Option<Unknown>) -> Result<Vec<String
     Ok(strings(&object, "toolNames")?.unwrap_or_default())
 }
 
-fn invalid(name: &str, expected: &str) -> Diagnostic {
-    Diagnostic::error("options_valid", format!("{name} must be {expected}")).with_fix(format!(
-        "Pass {name} as {expected}, or leave it out for the default."
-    ))
-}
-
 /// The property, or `None` when it is absent or `undefined`.
 fn property<'env>(object: &Object<'env>, name: &str) -> Result<Option<Unknown<'env>>, Diagnostic> {
     let value: Unknown = object
@@ -165,4 +171,254 @@ fn as_string(value: &Unknown) -> Option<String> {
             .ok(),
         _ => None,
     }
+}
+
+/// Options of one `run()`.
+#[napi(object, object_to_js = false)]
+#[allow(
+    dead_code,
+    reason = "declares the TypeScript interface; values are read property by property in `watch_signal`"
+)]
+pub struct RunOptions {
+    /// Aborts the run: it stops as at a timeout (`ERR_EXEC_TIMEOUT` with `details.reason:
+    /// "aborted"`, state `DIRTY`); a run still queued, or a signal already aborted, never starts
+    /// and leaves the state as it was.
+    #[napi(ts_type = "AbortSignal")]
+    pub signal: Option<String>,
+}
+
+/// The own enumerable entries of `value`, which must be an object.
+pub fn entries<'env>(
+    env: &'env Env,
+    value: Unknown<'env>,
+    what: &str,
+) -> std::result::Result<Vec<(String, Unknown<'env>)>, ExecutorError> {
+    let not_an_object = || ExecutorError::validation(&[rules::not_an_object(what)]);
+    if value.get_type().ok() != Some(ValueType::Object) || value.is_array().unwrap_or(false) {
+        return Err(not_an_object());
+    }
+    // SAFETY: checked to be an object of this environment.
+    let object =
+        unsafe { Object::from_napi_value(env.raw(), value.raw()) }.map_err(|_| not_an_object())?;
+    let keys = Object::keys(&object).map_err(|_| not_an_object())?;
+    keys.into_iter()
+        .map(|key| {
+            object
+                .get_named_property::<Unknown>(&key)
+                .map(|value| (key, value))
+                .map_err(|_| not_an_object())
+        })
+        .collect()
+}
+
+/// A tool as sent: a function, or an object with a `forward` function (and `inputs`).
+pub fn node_tool(
+    env: &Env,
+    name: &str,
+    value: Unknown,
+) -> std::result::Result<NodeTool, ExecutorError> {
+    let refused = || ExecutorError::validation(&[rules::not_a_tool(name)]);
+    let attempt = || -> napi::Result<Option<NodeTool>> {
+        match value.get_type()? {
+            ValueType::Function => {
+                // SAFETY: checked to be a function of this environment.
+                let function: Function<JsArgs, Unknown<'static>> =
+                    unsafe { Function::from_napi_value(env.raw(), value.raw()) }?;
+                Ok(Some(NodeTool::Function(function.create_ref()?)))
+            }
+            ValueType::Object => {
+                // SAFETY: checked to be an object of this environment.
+                let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }?;
+                let forward: Unknown = object.get_named_property("forward")?;
+                if forward.get_type()? != ValueType::Function {
+                    return Ok(None);
+                }
+                // SAFETY: checked to be a function of this environment.
+                let forward: Function<JsArgs, Unknown<'static>> =
+                    unsafe { Function::from_napi_value(env.raw(), forward.raw()) }?;
+                let inputs: Unknown = object.get_named_property("inputs")?;
+                let inputs = if inputs.get_type()? == ValueType::Object {
+                    // SAFETY: checked to be an object of this environment.
+                    Object::keys(&unsafe { Object::from_napi_value(env.raw(), inputs.raw()) }?)?
+                } else {
+                    Vec::new()
+                };
+                Ok(Some(NodeTool::Forward {
+                    forward: forward.bind(object)?.create_ref()?,
+                    inputs,
+                }))
+            }
+            _ => Ok(None),
+        }
+    };
+    attempt().ok().flatten().ok_or_else(refused)
+}
+
+/// A value refused where a copy is required, with the path to the part in `details.path`.
+pub fn clone_refused(error: &CloneError) -> ExecutorError {
+    ExecutorError::validation(&[rules::uncopyable(error)]).with_detail("path", error.path.as_str())
+}
+
+/// The constructor's options, checked: what the executor runs with, the host functions of
+/// object modules, and the `onLog` callback.
+pub struct Resolved {
+    pub options: Options,
+    pub module_tools: Vec<(String, NodeTool)>,
+    pub on_log: Option<FunctionRef<JsLogEntry, Unknown<'static>>>,
+}
+
+/// Reads and checks the constructor's options.
+pub fn resolve(
+    env: &Env,
+    options: Option<Unknown>,
+) -> std::result::Result<Resolved, ExecutorError> {
+    let raw = read(env, options).map_err(|diagnostic| ExecutorError::validation(&[diagnostic]))?;
+    let (mut resolved, _notices) =
+        Options::resolve(&raw).map_err(|diagnostics| ExecutorError::validation(&diagnostics))?;
+    let on_log = match options.and_then(|options| option_named(env, options, "onLog")) {
+        None => None,
+        Some(on_log) if on_log.get_type().ok() == Some(ValueType::Function) => {
+            // SAFETY: checked to be a function of this environment.
+            let function: Function<JsLogEntry, Unknown<'static>> =
+                unsafe { Function::from_napi_value(env.raw(), on_log.raw()) }
+                    .map_err(|_| option_refused(rules::on_log_not_a_function()))?;
+            Some(
+                function
+                    .create_ref()
+                    .map_err(|_| option_refused(rules::on_log_not_a_function()))?,
+            )
+        }
+        Some(_) => return Err(option_refused(rules::on_log_not_a_function())),
+    };
+    let mut module_tools = Vec::new();
+    if let Some(modules) = options.and_then(|options| option_named(env, options, "modules")) {
+        for (name, module) in entries(env, modules, "modules")? {
+            let spec = match module.get_type() {
+                Ok(ValueType::String) => ModuleSpec::Source(
+                    module
+                        .coerce_to_string()
+                        .and_then(|s| s.into_utf8())
+                        .and_then(|s| s.into_owned())
+                        .map_err(|_| module_refused(&name))?,
+                ),
+                Ok(ValueType::Object) => {
+                    let mut exports = Vec::new();
+                    for (export, value) in entries(env, module, &format!("modules.{name}"))? {
+                        let path = format!("modules.{name}.{export}");
+                        if value.get_type().ok() == Some(ValueType::Function) {
+                            module_tools.push((
+                                bridged_name(&name, &export),
+                                node_tool(env, &path, value)?,
+                            ));
+                            exports.push((export, ModuleExport::Function));
+                        } else {
+                            let copy = from_js(env, value, &path)
+                                .map_err(|error| clone_refused(&error))?;
+                            exports.push((export, ModuleExport::Data(copy)));
+                        }
+                    }
+                    ModuleSpec::Object(exports)
+                }
+                _ => return Err(module_refused(&name)),
+            };
+            resolved.modules.push((name, spec));
+        }
+    }
+    Ok(Resolved {
+        options: resolved,
+        module_tools,
+        on_log,
+    })
+}
+
+/// `options[name]`, when `options` is an object and the property is set.
+fn option_named<'env>(env: &'env Env, options: Unknown<'env>, name: &str) -> Option<Unknown<'env>> {
+    if options.get_type().ok() != Some(ValueType::Object) {
+        return None;
+    }
+    // SAFETY: checked to be an object of this environment.
+    let object = unsafe { Object::from_napi_value(env.raw(), options.raw()) }.ok()?;
+    let value: Unknown = object.get_named_property(name).ok()?;
+    (value.get_type().ok()? != ValueType::Undefined).then_some(value)
+}
+
+fn option_refused(diagnostic: Diagnostic) -> ExecutorError {
+    ExecutorError::validation(&[diagnostic])
+}
+
+/// `signal.addEventListener` / `removeEventListener`, called with `("abort", listener)`.
+type ListenerMethod<'env> =
+    Function<'env, FnArgs<(&'static str, Function<'env, (), ()>)>, Unknown<'env>>;
+
+/// An `AbortSignal` listened to for the length of one run.
+pub struct SignalWatch {
+    signal: ObjectRef<false>,
+    listener: FunctionRef<(), ()>,
+}
+
+/// Ties `options.signal` (if any) to `abort`: aborts at once if the signal already is, else
+/// listens for its `abort` event until [`SignalWatch::detach`].
+pub fn watch_signal(
+    env: &Env,
+    options: Option<Unknown>,
+    abort: &RunAbort,
+) -> std::result::Result<Option<SignalWatch>, ExecutorError> {
+    let refused = || option_refused(rules::not_an_abort_signal());
+    let Some(options) = options else {
+        return Ok(None);
+    };
+    match options.get_type() {
+        Ok(ValueType::Undefined | ValueType::Null) => return Ok(None),
+        Ok(ValueType::Object) => {}
+        _ => return Err(option_refused(rules::run_options_not_an_object())),
+    }
+    let Some(signal) = option_named(env, options, "signal") else {
+        return Ok(None);
+    };
+    let attach = || -> napi::Result<Option<SignalWatch>> {
+        // SAFETY: an object of this environment (anything else fails the conversion).
+        let signal = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }?;
+        let aborted: Unknown = signal.get_named_property("aborted")?;
+        if aborted.coerce_to_bool()? {
+            abort.abort();
+            return Ok(None);
+        }
+        let add: ListenerMethod = signal.get_named_property("addEventListener")?;
+        let on_abort = abort.clone();
+        let listener = env.create_function_from_closure::<(), (), _>("abortRun", move |_| {
+            on_abort.abort();
+            Ok(())
+        })?;
+        add.apply(signal, FnArgs::from(("abort", listener)))?;
+        Ok(Some(SignalWatch {
+            signal: signal.create_ref()?,
+            listener: listener.create_ref()?,
+        }))
+    };
+    match signal.get_type() {
+        Ok(ValueType::Object) => attach().map_err(|_| refused()),
+        _ => Err(refused()),
+    }
+}
+
+impl SignalWatch {
+    /// Stops listening: a signal may outlive many runs, and must not collect their listeners.
+    pub fn detach(self, env: &Env) {
+        let removed = || -> napi::Result<()> {
+            let signal = self.signal.get_value(env)?;
+            let remove: ListenerMethod = signal.get_named_property("removeEventListener")?;
+            remove.apply(
+                signal,
+                FnArgs::from(("abort", self.listener.borrow_back(env)?)),
+            )?;
+            Ok(())
+        };
+        // A signal whose removeEventListener throws keeps a listener that only sets a flag.
+        let _ = removed();
+        let _ = self.signal.unref(env);
+    }
+}
+
+fn module_refused(name: &str) -> ExecutorError {
+    ExecutorError::validation(&[rules::not_a_module(name)])
 }

@@ -5,13 +5,19 @@ use napi::bindgen_prelude::{Unknown, ValueType};
 use napi::{Env, JsValue, Result};
 
 use super::options::{read, read_tool_names};
-use crate::diagnostic::{self, Diagnostic, DiagnosticSeverity};
+use serde_json::Value as Json;
+
+use crate::diagnostic::{Diagnostic, DiagnosticSeverity};
 use crate::options::Options;
 use crate::program::rules::code_non_empty;
 use crate::program::{prepare_safely, ProgramContext};
 
 /// A 1-based position in the original code.
 #[napi(object, object_from_js = false)]
+#[allow(
+    dead_code,
+    reason = "declares the TypeScript interface; diagnostics are `Diagnostic::to_json`"
+)]
 pub struct DiagnosticLocation {
     pub line: u32,
     pub column: u32,
@@ -19,6 +25,10 @@ pub struct DiagnosticLocation {
 
 /// One finding of a validation rule (§3.1).
 #[napi(object, object_from_js = false, js_name = "Diagnostic")]
+#[allow(
+    dead_code,
+    reason = "declares the TypeScript interface; diagnostics are `Diagnostic::to_json`"
+)]
 pub struct JsDiagnostic {
     /// The rule id (Appendix B), e.g. `syntax_valid`.
     pub rule: String,
@@ -32,29 +42,14 @@ pub struct JsDiagnostic {
     pub code_frame: Option<String>,
 }
 
-impl From<&diagnostic::Diagnostic> for JsDiagnostic {
-    fn from(diagnostic: &diagnostic::Diagnostic) -> Self {
-        Self {
-            rule: diagnostic.rule.into(),
-            severity: diagnostic.severity.as_str().into(),
-            message: diagnostic.message.clone(),
-            location: diagnostic.location.map(|location| DiagnosticLocation {
-                line: location.line,
-                column: location.column,
-            }),
-            fix: diagnostic.fix.clone(),
-            code_frame: diagnostic.code_frame.clone(),
-        }
-    }
-}
-
 /// The result of `prepareProgram` (§3.1).
 #[napi(object, object_from_js = false)]
 pub struct PreparedProgram {
     pub original_code: String,
     /// The script the executor would evaluate; empty when an `ERROR` diagnostic blocks it.
     pub transformed_code: String,
-    pub diagnostics: Vec<JsDiagnostic>,
+    #[napi(ts_type = "Array<Diagnostic>")]
+    pub diagnostics: Vec<Json>,
 }
 
 /// The message of the `code_non_empty` diagnostic for code that is not a string at all.
@@ -71,12 +66,11 @@ pub(super) fn read_code(code: Unknown) -> Result<Option<String>> {
 }
 
 /// Checks `options` and `code` by every rule; `ERROR` entries would block `run()` (§6.1).
-#[napi(ts_args_type = "code: string, options?: ValidationOptions")]
-pub fn validate_code(
-    env: Env,
-    code: Unknown,
-    options: Option<Unknown>,
-) -> Result<Vec<JsDiagnostic>> {
+#[napi(
+    ts_args_type = "code: string, options?: ValidationOptions",
+    ts_return_type = "Array<Diagnostic>"
+)]
+pub fn validate_code(env: Env, code: Unknown, options: Option<Unknown>) -> Result<Vec<Json>> {
     Ok(prepare_program(env, code, options)?.diagnostics)
 }
 
@@ -107,7 +101,7 @@ pub fn prepare_program(
         return Ok(PreparedProgram {
             original_code: String::new(),
             transformed_code: String::new(),
-            diagnostics: diagnostics.iter().map(JsDiagnostic::from).collect(),
+            diagnostics: diagnostics.iter().map(Diagnostic::to_json).collect(),
         });
     };
     // Node's thread gets no assumption about its stack: any code is prepared on a deep one.
@@ -123,6 +117,6 @@ pub fn prepare_program(
         } else {
             prepared.transformed_code
         },
-        diagnostics: diagnostics.iter().map(JsDiagnostic::from).collect(),
+        diagnostics: diagnostics.iter().map(Diagnostic::to_json).collect(),
     })
 }

@@ -12,6 +12,8 @@
 //! That threadsafe function is weak so that an idle executor never keeps the process alive; it
 //! is referenced while any promise of the executor is pending, as a `JsDeferred` would keep it
 //! alive.
+//!
+//! Spec: §3.2 (every method returns a promise) and §4.2 (state moves as it settles).
 
 use std::future::Future;
 use std::ptr;
@@ -21,11 +23,8 @@ use napi::bindgen_prelude::{PromiseRaw, ToNapiValue};
 use napi::{check_status, sys, Env, Result};
 
 use super::error::to_napi_error;
-use super::host::NodeHost;
+use super::queue::{NodeQueue, OnNode};
 use crate::error::ExecutorError;
-
-/// Work to do on Node's thread.
-pub type OnNode = Box<dyn FnOnce(&Env) + Send>;
 
 /// What an executor future yields: a result, or a result whose state change is applied as the
 /// promise settles, on Node's thread.
@@ -76,7 +75,7 @@ impl Deferred {
 /// `future` completes.
 pub fn settle<'env, T, V, O, F, C>(
     env: &'env Env,
-    node: &Arc<NodeHost>,
+    node: &Arc<NodeQueue>,
     future: F,
     convert: C,
 ) -> Result<PromiseRaw<'env, V>>
@@ -92,7 +91,7 @@ where
 /// [`settle`], running `after` on Node's thread just before the promise settles, either way.
 pub fn settle_then<'env, T, V, O, F, C, A>(
     env: &'env Env,
-    node: &Arc<NodeHost>,
+    node: &Arc<NodeQueue>,
     future: F,
     convert: C,
     after: A,

@@ -6,6 +6,8 @@
 //! than what the caller's stack safely holds is prepared on a fresh thread whose stack covers
 //! [`MAX_CODE_BYTES`](super::rules::code_size_valid::MAX_CODE_BYTES) with a wide margin (the
 //! reservation is virtual: only the pages used are ever touched).
+//!
+//! Spec: §6.1 (validation never crashes the host) and Appendix B.
 
 use super::rules::code_size_valid::MAX_CODE_BYTES;
 

@@ -21,6 +21,9 @@ use oxc_codegen::{Codegen, CodegenOptions};
 
 use crate::diagnostic::Diagnostic;
 pub use module::prepare_module;
+/// JS's own name rules, for code this crate writes outside `program` (the prompt's tool
+/// signatures), which should not reach for oxc itself.
+pub use oxc_syntax::{identifier::is_identifier_name, keyword::is_reserved_keyword};
 use positions::PositionMap;
 use rules::Code;
 use source::SourceText;

@@ -1,6 +1,8 @@
 //! Registered module sources (`ExecutorOptions.modules`): parsed as ES modules (TypeScript
 //! accepted), checked for reserved names, and given loop guards like agent code, so that code a
 //! module runs cannot escape `maxOperations` either.
+//!
+//! Spec: §5.3 (import policy) and §6.3 (guards in module code too).
 
 use oxc_allocator::Allocator;
 use oxc_codegen::Codegen;

@@ -9,6 +9,8 @@
 //! (`\<NUL>`, an odd run of backslashes before it) becomes `x00`, completing that backslash to the
 //! same escape. The one visible difference is the raw text of a tagged template
 //! (`String.raw`), which shows the escape rather than the character.
+//!
+//! Spec: §6.4 (transformation invariants).
 
 /// `code` with every raw NUL replaced by an escape that means the same in any literal.
 pub fn escape(code: String) -> String {

@@ -1,5 +1,7 @@
 //! Positions in the user's original code: byte offsets to 1-based line/column (columns in UTF-16
 //! units, as JS engines and editors count them) and the code frame shown under a diagnostic.
+//!
+//! Spec: §3.1 (`Diagnostic.location`) and §8.3.
 
 use crate::diagnostic::Location;
 

@@ -1,4 +1,6 @@
 //! Tests of the program layer: what the rewrite produces and what the rules report.
+//!
+//! Spec: §6 (validation and AST instrumentation).
 
 use super::*;
 

@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use oxc_syntax::identifier::is_identifier_name;
-use oxc_syntax::keyword::is_reserved_keyword;
 use serde_json::Value as Json;
+
+use crate::program::{is_identifier_name, is_reserved_keyword};
 
 /// What a tool tells the model about itself (smolagents's `name`, `description`, `inputs`,
 /// `output_type`).

@@ -4,6 +4,8 @@
 //! can be about as deep as the code is long (`((((…))))`, `!!!!…x`, `else if` chains). The
 //! bound on size is what lets `super::super::deep_stack` give that recursion a stack it cannot
 //! overflow: a stack overflow would abort the host process, not fail the run.
+//!
+//! Spec: §6.2 and Appendix B (built-in rules, extended).
 
 use crate::diagnostic::Diagnostic;
 

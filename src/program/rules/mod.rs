@@ -1,16 +1,12 @@
-//! Validation rules (§6.2, Appendix B), one module per rule. `syntax_valid` is the parse itself
-//! (`super::parse`); the option rules (`max_operations_valid`, `timeout_valid`,
-//! `log_budget_too_small`) are called by `crate::options`, which owns the option values.
+//! Validation rules over code (§6.2, Appendix B), one module per rule. `syntax_valid` is the
+//! parse itself (`super::parse`); the option rules live with the options (`crate::options::rules`).
 
 pub mod code_non_empty;
 pub mod code_size_valid;
 pub mod forbidden_global_access;
 pub mod import_allowed;
-pub mod log_budget_too_small;
-pub mod max_operations_valid;
 pub mod reserved_identifier;
 pub mod static_import_in_script_mode;
-pub mod timeout_valid;
 pub mod tool_name_shadowing;
 pub mod with_statement_forbidden;
 

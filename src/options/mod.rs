@@ -1,8 +1,10 @@
 //! `ExecutorOptions` (§3.1, §3.3, DESIGN.md "Defaults beyond the spec"): what the caller passed,
-//! checked once into the values every layer uses.
+//! checked once into the values every layer uses. `rules` holds every option rule and message.
+
+pub mod rules;
 
 use crate::diagnostic::Diagnostic;
-use crate::program::rules::{log_budget_too_small, max_operations_valid, timeout_valid};
+use rules::{integer, log_budget_too_small, max_operations_valid, timeout_valid, OPTIONS_VALID};
 
 /// The console levels of §7.3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,45 +94,6 @@ impl Default for Options {
 /// `ERR_SES_INIT_FAILED` rather than being refused here, which keeps that path reachable.
 const MIN_MEMORY_LIMIT_BYTES: f64 = 64.0 * 1024.0;
 
-/// The largest integer a JS number holds exactly; larger option values are refused rather than
-/// silently rounded.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
-
-/// Checks one integer option: `Ok(None)` when absent, `Err` with the rule's diagnostic when it is
-/// not an integer in `min..=MAX_SAFE_INTEGER`.
-pub(crate) fn integer(
-    value: Option<f64>,
-    name: &str,
-    min: f64,
-    rule: &'static str,
-) -> Result<Option<u64>, Diagnostic> {
-    let Some(value) = value else { return Ok(None) };
-    if value.is_finite() && value.fract() == 0.0 && (min..=MAX_SAFE_INTEGER).contains(&value) {
-        // The range check above makes the conversion exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        return Ok(Some(value as u64));
-    }
-    Err(Diagnostic::error(
-        rule,
-        format!(
-            "{name} must be an integer >= {min}, got {}",
-            js_number(value)
-        ),
-    )
-    .with_fix(format!("Pass {name} as a whole number of at least {min}.")))
-}
-
-/// Formats a number the way JS prints it in messages (`NaN`, `Infinity`, `1.5`, `3`).
-pub(crate) fn js_number(value: f64) -> String {
-    if value.is_nan() {
-        "NaN".into()
-    } else if value.is_infinite() {
-        if value > 0.0 { "Infinity" } else { "-Infinity" }.into()
-    } else {
-        value.to_string()
-    }
-}
-
 impl Options {
     /// Checks `raw` and fills in defaults. Every problem is reported, not just the first; the
     /// non-blocking ones (INFO/WARNING) come back with the options.
@@ -150,11 +113,11 @@ impl Options {
             options.timeout_ms = v;
         });
         record(
-            integer(raw.max_queued_runs, "maxQueuedRuns", 0.0, "options_valid"),
+            integer(raw.max_queued_runs, "maxQueuedRuns", 0.0, OPTIONS_VALID),
             &mut |v| options.max_queued_runs = saturating_usize(v),
         );
         record(
-            integer(raw.max_log_bytes, "maxLogBytes", 0.0, "options_valid"),
+            integer(raw.max_log_bytes, "maxLogBytes", 0.0, OPTIONS_VALID),
             &mut |v| options.max_log_bytes = saturating_usize(v),
         );
         record(
@@ -162,7 +125,7 @@ impl Options {
                 raw.memory_limit_bytes,
                 "memoryLimitBytes",
                 MIN_MEMORY_LIMIT_BYTES,
-                "options_valid",
+                OPTIONS_VALID,
             ),
             &mut |v| options.memory_limit_bytes = saturating_usize(v),
         );
@@ -171,7 +134,7 @@ impl Options {
                 raw.max_stack_bytes,
                 "maxStackBytes",
                 16.0 * 1024.0,
-                "options_valid",
+                OPTIONS_VALID,
             ),
             &mut |v| options.max_stack_bytes = saturating_usize(v),
         );
@@ -180,24 +143,12 @@ impl Options {
             match policy.as_str() {
                 "reject" => options.run_concurrency = RunConcurrency::Reject,
                 "queue" => options.run_concurrency = RunConcurrency::Queue,
-                other => diagnostics.push(
-                    Diagnostic::error(
-                        "options_valid",
-                        format!("runConcurrency must be \"reject\" or \"queue\", got {other:?}"),
-                    )
-                    .with_fix("Use runConcurrency: \"reject\" or \"queue\"."),
-                ),
+                other => diagnostics.push(rules::run_concurrency(other)),
             }
         }
         if let Some(imports) = &raw.authorized_imports {
             if imports.iter().any(|name| name.trim().is_empty()) {
-                diagnostics.push(
-                    Diagnostic::error(
-                        "options_valid",
-                        "authorizedImports must hold non-empty module names",
-                    )
-                    .with_fix("Remove the empty entries from authorizedImports."),
-                );
+                diagnostics.push(rules::empty_import_name());
             }
             options.authorized_imports = imports.clone();
         }
@@ -207,15 +158,7 @@ impl Options {
                 match LogLevel::parse(name) {
                     Some(level) if !parsed.contains(&level) => parsed.push(level),
                     Some(_) => {}
-                    None => diagnostics.push(
-                        Diagnostic::error(
-                            "options_valid",
-                            format!(
-                                "collectConsoleLevels holds {name:?}; allowed: log, info, warn, error"
-                            ),
-                        )
-                        .with_fix("Use only \"log\", \"info\", \"warn\" and \"error\"."),
-                    ),
+                    None => diagnostics.push(rules::console_level(name)),
                 }
             }
             options.collect_console_levels = parsed;

@@ -9,6 +9,8 @@
 //! children are visited), and a later occurrence of the same object is `Ref(number)`. Both
 //! sides number the same way, so `Ref` needs no explicit ids on the object variants.
 
+pub mod walk;
+
 /// A copied JS value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -105,13 +107,6 @@ impl TypedArrayKind {
         }
     }
 
-    /// The kind whose constructor is called `name`.
-    pub fn from_constructor_name(name: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|kind| kind.constructor_name() == name)
-    }
-
     /// Bytes per element.
     pub fn element_size(self) -> usize {
         match self {
@@ -133,6 +128,18 @@ pub struct CloneError {
     /// `"a function"`, `"a symbol"`, …
     pub what: String,
 }
+
+/// The error classes a copy recreates by name, as structured clone does; an error of any other
+/// `name` arrives as an `Error` that keeps the name.
+pub const ERROR_NAMES: [&str; 7] = [
+    "Error",
+    "TypeError",
+    "RangeError",
+    "ReferenceError",
+    "SyntaxError",
+    "EvalError",
+    "URIError",
+];
 
 /// Objects nested deeper than this are not copied, on either side: whatever receives a copy
 /// (`util.inspect`, `JSON.stringify`, a `Value`'s own drop) recurses over it, and hostile nesting

@@ -1,0 +1,954 @@
+//! Raw access to QuickJS (the C API that rquickjs wraps only in part): own-property
+//! descriptors read without running accessors, class ids, atoms, the realm's intrinsic
+//! functions, buffers and views, and the few constructors and flags the engine needs. It is the
+//! engine's one home of `unsafe` and `qjs::` (the heap meter's allocator aside): the formatter
+//! (`inspect`), the value copies (`convert`) and the bindings (`globals`) read and make values
+//! through the safe functions here.
+//!
+//! Nothing here runs sandbox code unless it says so (`get`, `call_this`), and nothing leaves an
+//! exception pending: a failed read is cleared and reported as `None` / `Err(())`.
+//!
+//! Spec: §5.2 (hardened endowments: nothing the sandbox replaced is trusted) and §7.3.
+
+use std::ffi::{c_int, c_void, CString};
+use std::ptr;
+use std::rc::Rc;
+
+use rquickjs::atom::PredefinedAtom;
+use rquickjs::function::This;
+use rquickjs::{qjs, Coerced, Ctx, Function, JsLifetime, Type, Value};
+
+use crate::value::TypedArrayKind;
+
+/// Prototype chains are walked for constructor names and inherited data properties; a chain this
+/// long only exists to slow the caller down.
+pub(super) const MAX_PROTO_HOPS: usize = 1_000;
+/// QuickJS stores array indices up to 2^31 - 2 as tagged integer atoms.
+pub(super) const ATOM_TAG_INT: u32 = 1 << 31;
+
+/// `own_atoms` flags: string keys, symbol keys, enumerable ones only.
+pub(super) const KEYS_STRINGS: u32 = qjs::JS_GPN_STRING_MASK;
+pub(super) const KEYS_SYMBOLS: u32 = qjs::JS_GPN_SYMBOL_MASK;
+pub(super) const KEYS_ENUMERABLE: u32 = qjs::JS_GPN_ENUM_ONLY;
+
+// Class ids of the built-in classes of the quickjs-ng bundled with rquickjs 0.14.0 (the
+// `JS_CLASS_*` enum in quickjs.c, which the C header does not export). The test
+// `class_ids_match_bundled_quickjs` pins them.
+pub(super) const CLASS_OBJECT: u32 = 1;
+pub(super) const CLASS_ARRAY: u32 = 2;
+pub(super) const CLASS_ERROR: u32 = 3;
+pub(super) const CLASS_NUMBER: u32 = 4;
+pub(super) const CLASS_STRING: u32 = 5;
+pub(super) const CLASS_BOOLEAN: u32 = 6;
+pub(super) const CLASS_SYMBOL: u32 = 7;
+pub(super) const CLASS_ARGUMENTS: u32 = 8;
+pub(super) const CLASS_MAPPED_ARGUMENTS: u32 = 9;
+pub(super) const CLASS_DATE: u32 = 10;
+pub(super) const CLASS_MODULE_NS: u32 = 11;
+pub(super) const CLASS_C_FUNCTION: u32 = 12;
+pub(super) const CLASS_BYTECODE_FUNCTION: u32 = 13;
+pub(super) const CLASS_GENERATOR_FUNCTION: u32 = 17;
+pub(super) const CLASS_REGEXP: u32 = 19;
+pub(super) const CLASS_ARRAY_BUFFER: u32 = 20;
+pub(super) const CLASS_SHARED_ARRAY_BUFFER: u32 = 21;
+pub(super) const CLASS_UINT8C_ARRAY: u32 = 22;
+pub(super) const CLASS_INT8_ARRAY: u32 = 23;
+pub(super) const CLASS_UINT8_ARRAY: u32 = 24;
+pub(super) const CLASS_INT16_ARRAY: u32 = 25;
+pub(super) const CLASS_UINT16_ARRAY: u32 = 26;
+pub(super) const CLASS_INT32_ARRAY: u32 = 27;
+pub(super) const CLASS_UINT32_ARRAY: u32 = 28;
+pub(super) const CLASS_BIG_INT64_ARRAY: u32 = 29;
+pub(super) const CLASS_BIG_UINT64_ARRAY: u32 = 30;
+pub(super) const CLASS_FLOAT16_ARRAY: u32 = 31;
+pub(super) const CLASS_FLOAT32_ARRAY: u32 = 32;
+pub(super) const CLASS_FLOAT64_ARRAY: u32 = 33;
+pub(super) const CLASS_DATAVIEW: u32 = 34;
+pub(super) const CLASS_BIG_INT: u32 = 35;
+pub(super) const CLASS_MAP: u32 = 36;
+pub(super) const CLASS_SET: u32 = 37;
+pub(super) const CLASS_WEAKMAP: u32 = 38;
+pub(super) const CLASS_WEAKSET: u32 = 39;
+pub(super) const CLASS_MAP_ITERATOR: u32 = 44;
+pub(super) const CLASS_SET_ITERATOR: u32 = 45;
+pub(super) const CLASS_PROMISE: u32 = 52;
+pub(super) const CLASS_ASYNC_FUNCTION: u32 = 55;
+pub(super) const CLASS_ASYNC_GENERATOR_FUNCTION: u32 = 59;
+
+/// What an own property holds, read without running accessors.
+pub(super) enum PropValue<'js> {
+    Data(Value<'js>),
+    Accessor {
+        get: bool,
+        set: bool,
+    },
+    /// Reading threw (an uninitialized module binding is the only ordinary cause).
+    Unreadable,
+}
+
+pub(super) struct PropDesc<'js> {
+    pub(super) value: PropValue<'js>,
+    pub(super) enumerable: bool,
+    pub(super) writable: bool,
+}
+
+/// Reads a context's values without running its code.
+#[derive(Clone, Copy)]
+pub(super) struct Reflect<'a, 'js> {
+    ctx: &'a Ctx<'js>,
+}
+
+impl<'a, 'js> Reflect<'a, 'js> {
+    pub(super) fn new(ctx: &'a Ctx<'js>) -> Self {
+        Self { ctx }
+    }
+
+    fn raw_ctx(&self) -> *mut qjs::JSContext {
+        self.ctx.as_raw().as_ptr()
+    }
+
+    fn clear_exception(&self) {
+        let _ = self.ctx.catch();
+    }
+
+    /// An own property's value, getter, setter and flags, read without running anything.
+    fn raw_own_property(
+        &self,
+        obj: &Value<'js>,
+        atom: &OwnedAtom<'js>,
+    ) -> Result<Option<(Value<'js>, Value<'js>, Value<'js>, u32)>, ()> {
+        let mut desc = qjs::JSPropertyDescriptor {
+            flags: 0,
+            value: qjs::JS_UNDEFINED,
+            getter: qjs::JS_UNDEFINED,
+            setter: qjs::JS_UNDEFINED,
+        };
+        // SAFETY: `obj` is a live value and `atom` a live atom for the duration of the call.
+        // The descriptor starts out holding `undefined` (nothing to free); when QuickJS reports
+        // the property (1) every field holds an owned reference, which is handed to `Value`s
+        // below exactly once.
+        let r =
+            unsafe { qjs::JS_GetOwnProperty(self.raw_ctx(), &mut desc, obj.as_raw(), atom.raw) };
+        if r < 0 {
+            self.clear_exception();
+            return Err(());
+        }
+        if r == 0 {
+            return Ok(None);
+        }
+        // SAFETY: see above; each owned field is wrapped once and freed on drop.
+        let (value, getter, setter) = unsafe {
+            (
+                Value::from_raw(self.ctx.clone(), desc.value),
+                Value::from_raw(self.ctx.clone(), desc.getter),
+                Value::from_raw(self.ctx.clone(), desc.setter),
+            )
+        };
+        Ok(Some((value, getter, setter, desc.flags as u32)))
+    }
+
+    /// V8's `GetConstructorName` stand-in: the QuickJS class name of the object.
+    pub(super) fn internal_constructor_name(&self, obj: &Value<'js>) -> String {
+        let class = class_id(obj);
+        // SAFETY: the runtime pointer comes from a live context; `JS_GetClassName` only reads the
+        // class table and returns an owned atom (or JS_ATOM_NULL for unknown ids).
+        let raw = unsafe {
+            let rt = qjs::JS_GetRuntime(self.raw_ctx());
+            qjs::JS_GetClassName(rt, class)
+        };
+        if raw == 0 {
+            return "Object".into();
+        }
+        let atom = OwnedAtom {
+            ctx: self.ctx.clone(),
+            raw,
+        };
+        atom.to_value()
+            .and_then(|v| js_string_units(self.ctx, &v))
+            .map(|u| lossy(&u))
+            .unwrap_or_else(|| "Object".into())
+    }
+
+    /// A regexp's source and flags, or `None` once user code replaced one of the engine's own
+    /// accessors.
+    pub(super) fn regexp_parts(&self, value: &Value<'js>) -> Option<(String, String)> {
+        let source = self
+            .call_native(CLASS_REGEXP, "source", true, value)
+            .and_then(|v| js_string_units(self.ctx, &v))
+            .map(|u| lossy(&u))?;
+        // The individual flag getters read the regexp's own flags; the `flags` getter would go
+        // through (possibly user-defined) properties.
+        let mut flags = String::new();
+        for (ch, getter) in [
+            ('d', "hasIndices"),
+            ('g', "global"),
+            ('i', "ignoreCase"),
+            ('m', "multiline"),
+            ('s', "dotAll"),
+            ('u', "unicode"),
+            ('v', "unicodeSets"),
+            ('y', "sticky"),
+        ] {
+            if self
+                .call_native(CLASS_REGEXP, getter, true, value)?
+                .as_bool()?
+            {
+                flags.push(ch);
+            }
+        }
+        Some((source, flags))
+    }
+
+    /// The raw `stack` value: an own or inherited data property, else the engine's own stack
+    /// accessor on `Error.prototype`.
+    pub(super) fn raw_stack(&self, err: &Value<'js>) -> Option<Value<'js>> {
+        let atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::Stack);
+        let mut current = Some(err.clone());
+        for _ in 0..MAX_PROTO_HOPS {
+            let o = current?;
+            match self.own_desc(&o, &atom) {
+                Ok(Some(PropDesc {
+                    value: PropValue::Data(v),
+                    ..
+                })) => return Some(v),
+                Ok(Some(_)) => {
+                    return if Some(&o) == self.class_proto(CLASS_ERROR).as_ref() {
+                        self.call_native(CLASS_ERROR, "stack", true, err)
+                    } else {
+                        None
+                    };
+                }
+                Ok(None) => {}
+                Err(()) => return None,
+            }
+            current = self.proto_of(&o);
+        }
+        None
+    }
+
+    pub(super) fn own_desc(
+        &self,
+        obj: &Value<'js>,
+        atom: &OwnedAtom<'js>,
+    ) -> Result<Option<PropDesc<'js>>, ()> {
+        if !obj.is_object() {
+            return Ok(None);
+        }
+        let Some((value, getter, setter, flags)) = self.raw_own_property(obj, atom)? else {
+            return Ok(None);
+        };
+        let value = if flags & qjs::JS_PROP_GETSET != 0 {
+            PropValue::Accessor {
+                get: !getter.is_undefined(),
+                set: !setter.is_undefined(),
+            }
+        } else {
+            PropValue::Data(value)
+        };
+        Ok(Some(PropDesc {
+            value,
+            enumerable: flags & qjs::JS_PROP_ENUMERABLE != 0,
+            writable: flags & qjs::JS_PROP_WRITABLE != 0,
+        }))
+    }
+
+    /// `obj[key]` for data properties only: the first own property found on the prototype
+    /// chain, or `None` when it is missing or an accessor (which Node would call).
+    pub(super) fn data_get(&self, obj: &Value<'js>, atom: &OwnedAtom<'js>) -> Option<Value<'js>> {
+        let mut current = obj.clone();
+        for _ in 0..MAX_PROTO_HOPS {
+            match self.own_desc(&current, atom) {
+                Ok(Some(PropDesc {
+                    value: PropValue::Data(v),
+                    ..
+                })) => return Some(v),
+                Ok(Some(_)) | Err(()) => return None,
+                Ok(None) => {}
+            }
+            current = self.proto_of(&current)?;
+        }
+        None
+    }
+
+    pub(super) fn data_get_pre(
+        &self,
+        obj: &Value<'js>,
+        atom: PredefinedAtom,
+    ) -> Option<Value<'js>> {
+        let atom = OwnedAtom::predefined(self.ctx, atom);
+        self.data_get(obj, &atom)
+    }
+
+    pub(super) fn data_get_str_value(&self, obj: &Value<'js>, name: &str) -> Option<Value<'js>> {
+        let atom = OwnedAtom::from_str(self.ctx, name)?;
+        self.data_get(obj, &atom)
+    }
+
+    pub(super) fn data_get_str(&self, obj: &Value<'js>, name: &str) -> Option<String> {
+        self.data_get_str_value(obj, name)
+            .and_then(|v| self.plain_string(&v))
+    }
+
+    pub(super) fn has_property(&self, obj: &Value<'js>, name: &str) -> bool {
+        let Some(atom) = OwnedAtom::from_str(self.ctx, name) else {
+            return false;
+        };
+        // SAFETY: live object and atom; a negative result leaves an exception that is cleared.
+        let r = unsafe { qjs::JS_HasProperty(self.raw_ctx(), obj.as_raw(), atom.raw) };
+        if r < 0 {
+            self.clear_exception();
+        }
+        r > 0
+    }
+
+    /// Element `i` of an engine-made array (Map entries), as a data property.
+    pub(super) fn index_data(&self, array: &Value<'js>, i: u32) -> Value<'js> {
+        OwnedAtom::from_index(self.ctx, i)
+            .and_then(|atom| match self.own_desc(array, &atom) {
+                Ok(Some(PropDesc {
+                    value: PropValue::Data(v),
+                    ..
+                })) => Some(v),
+                _ => None,
+            })
+            .unwrap_or_else(|| Value::new_undefined(self.ctx.clone()))
+    }
+
+    /// `Object.getPrototypeOf`. rquickjs' `Object::get_prototype` would wrap the exception
+    /// marker of a throwing `getPrototypeOf` trap as if it were an object.
+    pub(super) fn proto_of(&self, obj: &Value<'js>) -> Option<Value<'js>> {
+        if !obj.is_object() {
+            return None;
+        }
+        // SAFETY: `obj` is a live object; JS_GetPrototype returns an owned reference (or the
+        // exception marker, which owns nothing).
+        let proto = unsafe {
+            Value::from_raw(
+                self.ctx.clone(),
+                qjs::JS_GetPrototype(self.raw_ctx(), obj.as_raw()),
+            )
+        };
+        if proto.is_exception() {
+            self.clear_exception();
+            return None;
+        }
+        proto.is_object().then_some(proto)
+    }
+
+    pub(super) fn class_proto(&self, class: u32) -> Option<Value<'js>> {
+        // SAFETY: only called with ids of classes every full context registers; the result is an
+        // owned reference (undefined when the realm lacks the class).
+        let proto = unsafe {
+            Value::from_raw(
+                self.ctx.clone(),
+                qjs::JS_GetClassProto(self.raw_ctx(), class),
+            )
+        };
+        proto.is_object().then_some(proto)
+    }
+
+    /// A built-in method or getter taken from the realm's intrinsic prototype for `class`, as
+    /// long as it is still an engine function (user code cannot create those).
+    pub(super) fn native_fn(&self, class: u32, name: &str, getter: bool) -> Option<Function<'js>> {
+        self.native_fn_at(class, &OwnedAtom::from_str(self.ctx, name)?, getter)
+    }
+
+    /// [`Self::native_fn`] for any key (`Symbol.iterator`).
+    pub(super) fn native_fn_at(
+        &self,
+        class: u32,
+        atom: &OwnedAtom<'js>,
+        getter: bool,
+    ) -> Option<Function<'js>> {
+        let proto = self.class_proto(class)?;
+        let (value, get, _set, _flags) = self.raw_own_property(&proto, atom).ok()??;
+        let f = if getter { get } else { value };
+        if class_id(&f) != CLASS_C_FUNCTION {
+            return None;
+        }
+        f.into_function()
+    }
+
+    pub(super) fn call_native(
+        &self,
+        class: u32,
+        name: &str,
+        getter: bool,
+        this: &Value<'js>,
+    ) -> Option<Value<'js>> {
+        let f = self.native_fn(class, name, getter)?;
+        self.call_this(&f, this)
+    }
+
+    pub(super) fn call_this(&self, f: &Function<'js>, this: &Value<'js>) -> Option<Value<'js>> {
+        match f.call::<_, Value<'js>>((This(this.clone()),)) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                self.clear_exception();
+                None
+            }
+        }
+    }
+
+    /// Up to `limit` entries of a Map (`[key, value]` arrays) or values of a Set, read through
+    /// the engine's own iterator so that no user-replaceable method runs (`entries` / `values`,
+    /// else their `Symbol.iterator` alias). `None` when user code replaced both or a step failed.
+    pub(super) fn collection_entries(
+        &self,
+        value: &Value<'js>,
+        class: u32,
+        limit: usize,
+    ) -> Option<Vec<Value<'js>>> {
+        let mut out = Vec::new();
+        if limit == 0 {
+            return Some(out);
+        }
+        let (method, iter_class) = if class == CLASS_MAP {
+            ("entries", CLASS_MAP_ITERATOR)
+        } else {
+            ("values", CLASS_SET_ITERATOR)
+        };
+        let iter = self.call_native(class, method, false, value).or_else(|| {
+            let atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::SymbolIterator);
+            self.call_this(&self.native_fn_at(class, &atom, false)?, value)
+        })?;
+        let next = self.native_fn(iter_class, "next", false)?;
+        let done_atom = OwnedAtom::from_str(self.ctx, "done")?;
+        let value_atom = OwnedAtom::from_str(self.ctx, "value")?;
+        while out.len() < limit {
+            let step = self.call_this(&next, &iter)?;
+            let field = |atom: &OwnedAtom<'js>| match self.own_desc(&step, atom) {
+                Ok(Some(PropDesc {
+                    value: PropValue::Data(v),
+                    ..
+                })) => Some(v),
+                _ => None,
+            };
+            if field(&done_atom).and_then(|d| d.as_bool()).unwrap_or(true) {
+                break;
+            }
+            out.push(field(&value_atom).unwrap_or_else(|| Value::new_undefined(self.ctx.clone())));
+        }
+        Some(out)
+    }
+
+    pub(super) fn array_length(&self, array: &Value<'js>) -> u64 {
+        let atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::Length);
+        match self.own_desc(array, &atom) {
+            Ok(Some(PropDesc {
+                value: PropValue::Data(v),
+                ..
+            })) => v.as_number().map_or(0, |n| {
+                if n.is_finite() && n > 0.0 {
+                    n as u64
+                } else {
+                    0
+                }
+            }),
+            _ => 0,
+        }
+    }
+
+    /// `(byteLength, first `limit` bytes)` of an (Shared)ArrayBuffer; `None` when detached.
+    pub(super) fn array_buffer_bytes(
+        &self,
+        buffer: &Value<'js>,
+        limit: usize,
+    ) -> Option<(usize, Vec<u8>)> {
+        self.array_buffer_window(buffer, 0, limit)
+    }
+
+    pub(super) fn array_buffer_window(
+        &self,
+        buffer: &Value<'js>,
+        offset: usize,
+        len: usize,
+    ) -> Option<(usize, Vec<u8>)> {
+        let mut size: qjs::size_t = 0;
+        // SAFETY: `buffer` is a live value; QuickJS checks its class. The returned pointer is
+        // valid for `size` bytes until the next JS call, and the bytes are copied before any.
+        let data = unsafe { qjs::JS_GetArrayBuffer(self.raw_ctx(), &mut size, buffer.as_raw()) };
+        if data.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        let size = size as usize;
+        let start = offset.min(size);
+        let end = offset.saturating_add(len).min(size);
+        // SAFETY: `start..end` lies within the `size` bytes QuickJS reported.
+        let bytes = unsafe { std::slice::from_raw_parts(data.add(start), end - start) }.to_vec();
+        Some((size, bytes))
+    }
+
+    /// Own property keys as atoms; `skip_indices` drops the integer-tagged array indices right
+    /// away, which keeps a million-element array from costing a million wrappers.
+    pub(super) fn own_atoms(
+        &self,
+        obj: &Value<'js>,
+        flags: u32,
+        skip_indices: bool,
+    ) -> Vec<OwnedAtom<'js>> {
+        let mut tab: *mut qjs::JSPropertyEnum = ptr::null_mut();
+        let mut len: u32 = 0;
+        // SAFETY: `obj` is a live object; on success QuickJS hands over `len` entries whose
+        // atoms we take ownership of, and the table itself is released with `js_free`.
+        let r = unsafe {
+            qjs::JS_GetOwnPropertyNames(
+                self.raw_ctx(),
+                &mut tab,
+                &mut len,
+                obj.as_raw(),
+                flags as i32,
+            )
+        };
+        if r < 0 {
+            self.clear_exception();
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if !tab.is_null() {
+            for i in 0..len as usize {
+                // SAFETY: `i < len` entries were initialised by QuickJS.
+                let entry = unsafe { *tab.add(i) };
+                let atom = OwnedAtom {
+                    ctx: self.ctx.clone(),
+                    raw: entry.atom,
+                };
+                if !(skip_indices && atom.raw & ATOM_TAG_INT != 0) {
+                    out.push(atom);
+                }
+            }
+            // SAFETY: the table came from QuickJS' allocator and its atoms now belong to `out`.
+            unsafe { qjs::js_free(self.raw_ctx(), tab as *mut c_void) };
+        }
+        out
+    }
+
+    /// `String(v)` for primitives; `None` for objects (converting those runs user code).
+    pub(super) fn plain_string(&self, v: &Value<'js>) -> Option<String> {
+        if v.is_string() {
+            js_string_units(self.ctx, v).map(|u| lossy(&u))
+        } else if v.is_symbol() {
+            Some(lossy(&symbol_to_string_units(self.ctx, v)))
+        } else if v.is_object() {
+            None
+        } else {
+            Some(primitive_to_string(self.ctx, v))
+        }
+    }
+
+    /// `object[atom]` through its getter if it has one (this runs sandbox code): `Err` with
+    /// what it threw.
+    pub(super) fn get(
+        &self,
+        object: &Value<'js>,
+        atom: &OwnedAtom<'js>,
+    ) -> Result<Value<'js>, Value<'js>> {
+        // SAFETY: `object` is a live object and `atom` a live atom of this context; the result is
+        // an owned value or the exception marker.
+        let value = unsafe {
+            Value::from_raw(
+                self.ctx.clone(),
+                qjs::JS_GetProperty(self.raw_ctx(), object.as_raw(), atom.raw),
+            )
+        };
+        if value.is_exception() {
+            Err(self.ctx.catch())
+        } else {
+            Ok(value)
+        }
+    }
+
+    /// A typed array's buffer, byte offset, byte length and bytes per element; `None` when the
+    /// view is out of bounds (its buffer detached or shrunk).
+    pub(super) fn typed_array_buffer(
+        &self,
+        view: &Value<'js>,
+    ) -> Option<(Value<'js>, usize, usize, usize)> {
+        let (mut offset, mut byte_length, mut bpe): (qjs::size_t, qjs::size_t, qjs::size_t) =
+            (0, 0, 0);
+        // SAFETY: `view` is a live value (QuickJS checks it is a typed array); the out-pointers
+        // are valid locals and the result is an owned reference to the backing buffer, or the
+        // exception marker, which owns nothing.
+        let buffer = unsafe {
+            Value::from_raw(
+                self.ctx.clone(),
+                qjs::JS_GetTypedArrayBuffer(
+                    self.raw_ctx(),
+                    view.as_raw(),
+                    &mut offset,
+                    &mut byte_length,
+                    &mut bpe,
+                ),
+            )
+        };
+        if buffer.is_exception() || bpe == 0 {
+            self.clear_exception();
+            return None;
+        }
+        Some((buffer, offset as usize, byte_length as usize, bpe as usize))
+    }
+
+    /// `new Date(time)` with the engine's own constructor.
+    pub(super) fn new_date(&self, time: f64) -> Option<Value<'js>> {
+        // SAFETY: plain constructor call on a live context; the result is an owned Date or the
+        // exception marker.
+        let date =
+            unsafe { Value::from_raw(self.ctx.clone(), qjs::JS_NewDate(self.raw_ctx(), time)) };
+        (!date.is_exception()).then_some(date)
+    }
+
+    /// `new <kind>Array(buffer, byte_offset, length)` with the engine's own constructor; `None`
+    /// with the engine's exception pending (e.g. a RangeError for a view outside its buffer).
+    pub(super) fn new_typed_array(
+        &self,
+        kind: TypedArrayKind,
+        buffer: &Value<'js>,
+        byte_offset: usize,
+        length: usize,
+    ) -> Option<Value<'js>> {
+        // Offsets and lengths beyond 2^53 are no valid view; the engine rejects them as such.
+        let byte_offset = Value::new_number(self.ctx.clone(), byte_offset as f64);
+        let length = Value::new_number(self.ctx.clone(), length as f64);
+        let mut args = [buffer.as_raw(), byte_offset.as_raw(), length.as_raw()];
+        // SAFETY: the three arguments are live values borrowed for the call (QuickJS duplicates
+        // what it keeps); the result is an owned view or the exception marker.
+        let view = unsafe {
+            Value::from_raw(
+                self.ctx.clone(),
+                qjs::JS_NewTypedArray(
+                    self.raw_ctx(),
+                    args.len() as i32,
+                    args.as_mut_ptr(),
+                    quickjs_kind(kind),
+                ),
+            )
+        };
+        (!view.is_exception()).then_some(view)
+    }
+
+    /// A new error of a class QuickJS has a C constructor for, without a message; `None` with
+    /// the engine's exception pending.
+    pub(super) fn new_error(&self, class: NativeError) -> Option<Value<'js>> {
+        type NewError =
+            unsafe extern "C" fn(*mut qjs::JSContext, *const std::ffi::c_char, ...) -> qjs::JSValue;
+        let new_error: NewError = match class {
+            NativeError::Error => qjs::JS_NewPlainError,
+            NativeError::TypeError => qjs::JS_NewTypeError,
+            NativeError::RangeError => qjs::JS_NewRangeError,
+            NativeError::ReferenceError => qjs::JS_NewReferenceError,
+            NativeError::SyntaxError => qjs::JS_NewSyntaxError,
+            NativeError::InternalError => qjs::JS_NewInternalError,
+        };
+        // SAFETY: a live context and an empty, NUL-terminated format string that takes no
+        // arguments; the result is an owned error or the exception marker.
+        let error =
+            unsafe { Value::from_raw(self.ctx.clone(), new_error(self.raw_ctx(), c"".as_ptr())) };
+        (!error.is_exception()).then_some(error)
+    }
+
+    /// Freezes `value` with QuickJS's own `Object.freeze` (the global one may have been
+    /// replaced by sandbox code); `false` with the engine's exception pending.
+    pub(super) fn freeze(&self, value: &Value<'js>) -> bool {
+        // SAFETY: `value` is a live value of this context; the call freezes it or fails.
+        unsafe { qjs::JS_FreezeObject(self.raw_ctx(), value.as_raw()) >= 0 }
+    }
+
+    /// Marks `error` uncatchable: no `catch` or `finally` in user code runs for it (quickjs-ng's
+    /// flag, the same mechanism as its interrupt handler).
+    pub(super) fn set_uncatchable(&self, error: &Value<'js>) {
+        // SAFETY: `error` is a live value of this context; the call only sets a flag on it.
+        unsafe { qjs::JS_SetUncatchableError(self.raw_ctx(), error.as_raw()) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// atoms
+
+/// An atom reference owned by this module (rquickjs' `Atom` does not expose the raw atom that
+/// the descriptor APIs need).
+pub(super) struct OwnedAtom<'js> {
+    ctx: Ctx<'js>,
+    pub(super) raw: qjs::JSAtom,
+}
+
+impl<'js> OwnedAtom<'js> {
+    pub(super) fn predefined(ctx: &Ctx<'js>, atom: PredefinedAtom) -> Self {
+        // SAFETY: predefined atoms always exist; the duplicate is released on drop.
+        let raw = unsafe { qjs::JS_DupAtom(ctx.as_raw().as_ptr(), atom as qjs::JSAtom) };
+        OwnedAtom {
+            ctx: ctx.clone(),
+            raw,
+        }
+    }
+
+    pub(super) fn from_str(ctx: &Ctx<'js>, s: &str) -> Option<Self> {
+        // SAFETY: the pointer/length pair describes valid UTF-8 for the duration of the call.
+        let raw =
+            unsafe { qjs::JS_NewAtomLen(ctx.as_raw().as_ptr(), s.as_ptr().cast(), s.len() as _) };
+        Self::checked(ctx, raw)
+    }
+
+    pub(super) fn from_index(ctx: &Ctx<'js>, i: u32) -> Option<Self> {
+        // SAFETY: plain constructor call on a live context.
+        let raw = unsafe { qjs::JS_NewAtomUInt32(ctx.as_raw().as_ptr(), i) };
+        Self::checked(ctx, raw)
+    }
+
+    /// For string and symbol values only, which convert without running code.
+    pub(super) fn from_value(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<Self> {
+        if !(v.is_string() || v.is_symbol()) {
+            return None;
+        }
+        // SAFETY: `v` is a live string or symbol.
+        let raw = unsafe { qjs::JS_ValueToAtom(ctx.as_raw().as_ptr(), v.as_raw()) };
+        Self::checked(ctx, raw)
+    }
+
+    fn checked(ctx: &Ctx<'js>, raw: qjs::JSAtom) -> Option<Self> {
+        if raw == 0 {
+            let _ = ctx.catch();
+            return None;
+        }
+        Some(OwnedAtom {
+            ctx: ctx.clone(),
+            raw,
+        })
+    }
+
+    /// The index of an integer-tagged atom (array indices up to 2^31 - 2).
+    pub(super) fn tagged_index(&self) -> Option<u64> {
+        (self.raw & ATOM_TAG_INT != 0).then(|| u64::from(self.raw & !ATOM_TAG_INT))
+    }
+
+    pub(super) fn to_value(&self) -> Option<Value<'js>> {
+        // SAFETY: `raw` is a live atom; the result is an owned string/symbol (or exception).
+        let v = unsafe {
+            Value::from_raw(
+                self.ctx.clone(),
+                qjs::JS_AtomToValue(self.ctx.as_raw().as_ptr(), self.raw),
+            )
+        };
+        if v.is_exception() {
+            let _ = self.ctx.catch();
+            return None;
+        }
+        Some(v)
+    }
+}
+
+impl Drop for OwnedAtom<'_> {
+    fn drop(&mut self) {
+        // SAFETY: each `OwnedAtom` holds exactly one reference to `raw`.
+        unsafe { qjs::JS_FreeAtom(self.ctx.as_raw().as_ptr(), self.raw) };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the heap
+
+extern "C" {
+    /// vendor/quickjs-patches/0101: the allocations `rt`'s heap has refused so far.
+    fn JS_GetRefusedAllocationCount(rt: *mut qjs::JSRuntime) -> u64;
+}
+
+/// How many allocations the heap of `ctx`'s runtime has refused so far (at `memoryLimitBytes`,
+/// or because the system had no memory). An operation that fails after this count moved failed
+/// for lack of memory, whatever it threw: QuickJS throws `null` when it cannot even allocate the
+/// error, and reports some refusals as other errors (a parser that cannot grow a buffer throws a
+/// `SyntaxError`); a copy into the sandbox fails with whatever part it could not build.
+pub(super) fn refused_allocations(ctx: &Ctx<'_>) -> u64 {
+    // SAFETY: the context is alive for `ctx`'s lifetime, and so is its runtime; the call only
+    // reads a counter.
+    unsafe { JS_GetRefusedAllocationCount(qjs::JS_GetRuntime(ctx.as_raw().as_ptr())) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// value helpers
+
+pub(super) fn class_id(v: &Value<'_>) -> u32 {
+    // SAFETY: JS_GetClassID only inspects the tag and, for objects, the header of a live object.
+    unsafe { qjs::JS_GetClassID(v.as_raw()) }
+}
+
+/// The UTF-16 code units of a string value (lone surrogates included).
+pub(super) fn js_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<Vec<u16>> {
+    if !v.is_string() {
+        return None;
+    }
+    let mut len: qjs::size_t = 0;
+    // SAFETY: `v` is a live string, so no conversion (and no user code) happens. The returned
+    // buffer holds `len` units and is freed right after copying.
+    let ptr = unsafe { qjs::JS_ToCStringLenUTF16(ctx.as_raw().as_ptr(), &mut len, v.as_raw()) };
+    if ptr.is_null() {
+        let _ = ctx.catch();
+        return None;
+    }
+    // SAFETY: see above.
+    let units = unsafe { std::slice::from_raw_parts(ptr, len as usize) }.to_vec();
+    // SAFETY: `ptr` came from JS_ToCStringLenUTF16 on this context.
+    unsafe { qjs::JS_FreeCStringUTF16(ctx.as_raw().as_ptr(), ptr) };
+    Some(units)
+}
+
+/// `Symbol.prototype.toString`: `Symbol(description)`.
+pub(super) fn symbol_to_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Vec<u16> {
+    let description = v
+        .as_symbol()
+        .and_then(|s| s.description().ok())
+        .and_then(|d| js_string_units(ctx, &d))
+        .unwrap_or_default();
+    let mut out: Vec<u16> = "Symbol(".encode_utf16().collect();
+    out.extend(description);
+    out.push(u16::from(b')'));
+    out
+}
+
+/// `String(v)` for a primitive, which never runs user code.
+pub(super) fn primitive_to_string<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
+    match v.type_of() {
+        Type::Int | Type::Float => number_to_js_string(v.as_number().unwrap_or(f64::NAN)),
+        Type::Bool => if v.as_bool().unwrap_or(false) {
+            "true"
+        } else {
+            "false"
+        }
+        .into(),
+        Type::Null => "null".into(),
+        Type::Undefined | Type::Uninitialized => "undefined".into(),
+        Type::String => lossy(&js_string_units(ctx, v).unwrap_or_default()),
+        Type::Symbol => lossy(&symbol_to_string_units(ctx, v)),
+        Type::BigInt => match v.get::<Coerced<rquickjs::String>>() {
+            Ok(s) => lossy(&js_string_units(ctx, s.0.as_value()).unwrap_or_default()),
+            Err(_) => {
+                let _ = ctx.catch();
+                "0".into()
+            }
+        },
+        _ => String::new(),
+    }
+}
+
+pub(super) fn lossy(units: &[u16]) -> String {
+    String::from_utf16_lossy(units)
+}
+
+/// ECMAScript `Number::toString(10)`.
+pub(super) fn number_to_js_string(n: f64) -> String {
+    ryu_js::Buffer::new().format(n).to_string()
+}
+
+/// The error classes QuickJS has a C constructor for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum NativeError {
+    Error,
+    TypeError,
+    RangeError,
+    ReferenceError,
+    SyntaxError,
+    InternalError,
+}
+
+/// The kind of a typed array; `None` for anything else, and for `Float16Array`, which
+/// structured clone does not know.
+pub(super) fn typed_array_kind(value: &Value<'_>) -> Option<TypedArrayKind> {
+    // SAFETY: only reads the class id of a live value.
+    let raw = unsafe { qjs::JS_GetTypedArrayType(value.as_raw()) };
+    TypedArrayKind::ALL
+        .into_iter()
+        .find(|&kind| i64::from(quickjs_kind(kind)) == i64::from(raw))
+}
+
+fn quickjs_kind(kind: TypedArrayKind) -> qjs::JSTypedArrayEnum {
+    match kind {
+        TypedArrayKind::Int8 => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_INT8,
+        TypedArrayKind::Uint8 => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_UINT8,
+        TypedArrayKind::Uint8Clamped => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_UINT8C,
+        TypedArrayKind::Int16 => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_INT16,
+        TypedArrayKind::Uint16 => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_UINT16,
+        TypedArrayKind::Int32 => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_INT32,
+        TypedArrayKind::Uint32 => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_UINT32,
+        TypedArrayKind::Float32 => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_FLOAT32,
+        TypedArrayKind::Float64 => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_FLOAT64,
+        TypedArrayKind::BigInt64 => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_BIG_INT64,
+        TypedArrayKind::BigUint64 => qjs::JSTypedArrayEnum_JS_TYPED_ARRAY_BIG_UINT64,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// bare native functions
+
+/// What a bare native function does: the loop guard runs once per loop iteration, so it skips
+/// rquickjs's closure machinery (a class instance per function, a `Ctx` duplicated and freed,
+/// argument parsing and a panic guard per call). Its state is found through the context's
+/// opaque slot, which nothing else uses: one such state per context.
+pub(super) trait BareCall: 'static {
+    /// Runs the call; `true` when it must throw instead of returning `undefined`.
+    fn call(&self) -> bool;
+    /// Throws the error the call ends with.
+    fn throw(&self, ctx: &Ctx<'_>);
+}
+
+/// Keeps a bare function's state alive as long as the runtime: the function reaches it through
+/// a raw pointer in the context's opaque slot.
+struct Kept<T> {
+    _state: Rc<T>,
+}
+
+// SAFETY: holds no JS values, so no lifetime of the runtime to change.
+unsafe impl<'js, T: 'static> JsLifetime<'js> for Kept<T> {
+    type Changed<'to> = Kept<T>;
+}
+
+/// A native function of no arguments named `name`, calling `state.call()`.
+pub(super) fn bare_function<'js, T: BareCall>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    state: &Rc<T>,
+) -> rquickjs::Result<Value<'js>> {
+    ctx.store_userdata(Kept {
+        _state: Rc::clone(state),
+    })
+    .map_err(|_| rquickjs::Error::new_from_js("state", "native function state"))?;
+    let name = CString::new(name)?;
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: `raw` is this live context. The opaque points at the state that the runtime's
+    // userdata keeps alive for as long as the runtime, and so any code of the context, can run.
+    // `JS_NewCFunction2` returns an owned value (or an exception) that `from_raw` takes over.
+    let function = unsafe {
+        qjs::JS_SetContextOpaque(raw, Rc::as_ptr(state).cast_mut().cast());
+        Value::from_raw(
+            ctx.clone(),
+            qjs::JS_NewCFunction2(
+                raw,
+                Some(bare_call::<T>),
+                name.as_ptr(),
+                0,
+                qjs::JSCFunctionEnum_JS_CFUNC_generic,
+                0,
+            ),
+        )
+    };
+    if function.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    Ok(function)
+}
+
+unsafe extern "C" fn bare_call<T: BareCall>(
+    ctx: *mut qjs::JSContext,
+    _this: qjs::JSValue,
+    _argc: c_int,
+    _argv: *mut qjs::JSValue,
+) -> qjs::JSValue {
+    // SAFETY: set by `bare_function` to a `T` kept alive for the runtime's lifetime; only this
+    // thread touches it.
+    let state = unsafe { &*qjs::JS_GetContextOpaque(ctx).cast::<T>() };
+    if !state.call() {
+        return qjs::JS_UNDEFINED;
+    }
+    // SAFETY: called by QuickJS on this context, whose runtime is locked by the running code.
+    let ctx = unsafe { Ctx::from_raw(std::ptr::NonNull::new_unchecked(ctx)) };
+    state.throw(&ctx);
+    qjs::JS_EXCEPTION
+}
