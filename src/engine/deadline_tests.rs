@@ -138,16 +138,6 @@ fn flat_of_a_huge_array_like_stops_at_the_deadline() {
 }
 
 #[test]
-fn to_reversed_of_a_large_array_like_stops_at_the_deadline() {
-    stops_at_the_deadline("", "Array.prototype.toReversed.call({ length: 2 ** 24 })");
-}
-
-#[test]
-fn with_of_a_large_array_like_stops_at_the_deadline() {
-    stops_at_the_deadline("", "Array.prototype.with.call({ length: 2 ** 24 }, 0, 1)");
-}
-
-#[test]
 fn last_index_of_a_huge_array_like_stops_at_the_deadline() {
     stops_at_the_deadline(
         "",

@@ -127,23 +127,28 @@ fn set(at: Instant, alarm: Weak<Shared>) {
     }
 }
 
-/// The timer thread: sleeps until the earliest alarm, rings what is due, forever. Idle, it waits
-/// on a condition variable and uses no CPU.
+/// The timer thread: sleeps until the earliest alarm still set, rings what is due, forever.
+/// Idle, it waits on a condition variable and uses no CPU; alarms dropped meanwhile (runs
+/// answered in time) cost it at most one wake-up each time it slept until one of them.
 fn ring_due_alarms() {
     let mut alarms = lock(&ALARMS);
     loop {
         let now = Instant::now();
         let mut due = Vec::new();
-        while alarms.queue.peek().is_some_and(|first| first.at <= now) {
+        while let Some(first) = alarms.queue.peek() {
+            if first.alarm.strong_count() > 0 && first.at > now {
+                break;
+            }
             if let Some(entry) = alarms.queue.pop() {
                 due.push(entry.alarm);
             }
         }
+        let due: Vec<Arc<Shared>> = due.iter().filter_map(Weak::upgrade).collect();
         if !due.is_empty() {
             // Waking runs the woken future on this thread, and it may set another alarm: ring
             // without the lock.
             drop(alarms);
-            for alarm in due.iter().filter_map(Weak::upgrade) {
+            for alarm in due {
                 alarm.rang.store(true, AtomicOrdering::Release);
                 if let Some(waker) = lock(&alarm.waker).take() {
                     waker.wake();
