@@ -137,6 +137,18 @@ export declare class SESExecutor {
 }
 export type SesExecutor = SESExecutor
 
+/** A canvas drawn during a run, encoded as PNG. */
+export interface CanvasImage {
+  /** Always `"image/png"`. */
+  mimeType: 'image/png'
+  /** The canvas's width in pixels. */
+  width: number
+  /** The canvas's height in pixels. */
+  height: number
+  /** The PNG file's bytes (`Buffer.from(data).toString('base64')` gives a data URL's payload). */
+  data: Uint8Array
+}
+
 /** The result of a successful `run()` (§3.1). */
 export interface CodeOutput {
   /**
@@ -155,6 +167,12 @@ export interface CodeOutput {
   logEntries: Array<LogEntry>
   /** Figures about the run (§10.2). */
   stats: RunStats
+  /**
+   * Every canvas the run drew on (`getCanvas()`, `new OffscreenCanvas()`), as a PNG image,
+   * in the order the canvases were created; empty when the run drew nothing. A canvas kept
+   * in a global and drawn on again in a later run comes back again, with all its pixels.
+   */
+  images: Array<CanvasImage>
 }
 
 /** One finding of a validation rule (§3.1). */
@@ -199,6 +217,12 @@ export interface ExecutorOptions {
   memoryLimitBytes?: number
   /** Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB). */
   maxStackBytes?: number
+  /**
+   * The largest width or height of a sandbox canvas in pixels (default 8192, at most 32768);
+   * `getCanvas` and `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count
+   * against `memoryLimitBytes`.
+   */
+  maxCanvasSize?: number
   /**
    * Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
    * text (run inside the sandbox, under the same guards), or an object whose functions become

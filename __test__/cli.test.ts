@@ -137,10 +137,23 @@ describe('ses-exec FILE', () => {
     expect(await readFile(path.join(workspace, 'out', 'copy.txt'), 'utf8')).toBe('HELLO')
   })
 
+  it('--images writes each drawn canvas as a PNG file, and --json carries image data as base64', async () => {
+    const program = await file('draw.js', "getCanvas(8, 6).getContext('2d').fillRect(0, 0, 8, 6); 'drawn'")
+    const out = path.join(dir, 'images')
+    const run = await sesExec(['--images', out, program])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain(`image 1: 8×6 PNG -> ${path.join(out, 'image-1.png')}`)
+    const png = await readFile(path.join(out, 'image-1.png'))
+    expect([...png.subarray(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47])
+    const json = JSON.parse((await sesExec(['--json', program])).stdout)
+    expect(json.images[0]).toMatchObject({ mimeType: 'image/png', width: 8, height: 6 })
+    expect(Buffer.from(json.images[0].data, 'base64').equals(png)).toBe(true)
+  })
+
   it('--help lists every ExecutorOptions flag', async () => {
     const run = await sesExec(['--help'])
     expect(run.code).toBe(0)
-    for (const flag of ['--max-operations', '--timeout-ms', '--run-concurrency', '--max-queued-runs', '--authorized-imports', '--max-log-bytes', '--collect-console-levels', '--memory-limit-bytes', '--max-stack-bytes', '--module', '--tools', '--workspace', '--json']) {
+    for (const flag of ['--max-operations', '--timeout-ms', '--run-concurrency', '--max-queued-runs', '--authorized-imports', '--max-log-bytes', '--collect-console-levels', '--memory-limit-bytes', '--max-stack-bytes', '--max-canvas-size', '--module', '--tools', '--workspace', '--json']) {
       expect(run.stdout).toContain(flag)
     }
   })

@@ -5,6 +5,7 @@ import {
   SESExecutor,
   prepareProgram,
   validateCode,
+  type CanvasImage,
   type CodeOutput,
   type Diagnostic,
   type ExecutorErrorCode,
@@ -106,6 +107,12 @@ async function extensions() {
   return stats.wallTimeMs
 }
 void extensions
+
+// Issue 17: canvases drawn during a run come back as PNG images.
+assertType<Equals<CodeOutput['images'], CanvasImage[]>>()
+assertType<Equals<CanvasImage['mimeType'], 'image/png'>>()
+assertType<Equals<CanvasImage['data'], Uint8Array>>()
+assertType<Equals<ExecutorOptions['maxCanvasSize'], number | undefined>>()
 
 // §14: the prompt template, its examples, and tool signatures.
 const prompt: string = CODE_AGENT_SYSTEM_PROMPT

@@ -2,7 +2,7 @@
 // ses-exec: runs JavaScript (or TypeScript) in a fresh SESExecutor sandbox, from a file, from
 // standard input, or line by line in a REPL whose state persists between lines.
 import { realpathSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import readline from 'node:readline'
 import { pathToFileURL } from 'node:url'
@@ -31,6 +31,7 @@ Options (every ExecutorOptions field):
   --collect-console-levels L  comma-separated levels to collect (default log,info,warn,error)
   --memory-limit-bytes N      heap limit of the sandbox (default 268435456)
   --max-stack-bytes N         stack limit of the sandbox (default 1048576)
+  --max-canvas-size N         largest width or height of a sandbox canvas (default 8192)
   --module NAME=FILE          registers FILE's source as module NAME (repeatable; the name
                               must also be in --authorized-imports)
 Host tools:
@@ -39,7 +40,9 @@ Host tools:
   --workspace DIR             expose read_file, write_file, edit_file, list_dir and grep,
                               confined to DIR
 Output:
-  --json                      print the result (or error) as one JSON object
+  --json                      print the result (or error) as one JSON object (image data
+                              as base64)
+  --images DIR                write each canvas a run draws to DIR as a PNG file
   -h, --help                  show this help
   -v, --version               show the package version
 
@@ -58,6 +61,8 @@ const OPTION_SPEC = {
   'collect-console-levels': { type: 'string' },
   'memory-limit-bytes': { type: 'string' },
   'max-stack-bytes': { type: 'string' },
+  'max-canvas-size': { type: 'string' },
+  images: { type: 'string' },
   module: { type: 'string', multiple: true },
   tools: { type: 'string' },
   workspace: { type: 'string' },
@@ -73,6 +78,7 @@ const NUMERIC = {
   'max-log-bytes': 'maxLogBytes',
   'memory-limit-bytes': 'memoryLimitBytes',
   'max-stack-bytes': 'maxStackBytes',
+  'max-canvas-size': 'maxCanvasSize',
 }
 
 /** `ExecutorOptions` from the flags; the executor itself checks the values (§3.3). */
@@ -140,22 +146,50 @@ function exitCodeOf(error) {
   return VALIDATION_CODES.has(error.code) ? EXIT.validation : EXIT.runtime
 }
 
-/** JSON text of a result; BigInts (which JSON lacks) become decimal strings. */
-const toJson = (value) => JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? item.toString() : item))
+/**
+ * JSON text of a result; BigInts (which JSON lacks) become decimal strings, and byte arrays
+ * (`images[].data`) base64.
+ */
+const toJson = (value) =>
+  JSON.stringify(value, (_key, item) => {
+    if (typeof item === 'bigint') return item.toString()
+    if (item instanceof Uint8Array) return Buffer.from(item.buffer, item.byteOffset, item.byteLength).toString('base64')
+    return item
+  })
+
+/**
+ * Writes the images of a result to `dir` as `<prefix>-<n>.png` and returns the paths (none
+ * without `--images`).
+ */
+async function saveImages(dir, images, prefix) {
+  if (dir === undefined || images.length === 0) return []
+  await mkdir(dir, { recursive: true })
+  return Promise.all(
+    images.map(async (image, index) => {
+      const file = path.join(dir, `${prefix}-${index + 1}.png`)
+      await writeFile(file, image.data)
+      return file
+    }),
+  )
+}
 
 function errorJson(error) {
   return { error: { code: error.code, message: error.message, severity: error.severity, retryable: error.retryable, details: error.details, logs: error.logs } }
 }
 
 /** Runs one program and prints its result; returns the exit code. */
-async function runOnce(executor, source, json, out) {
+async function runOnce(executor, source, json, out, imagesDir) {
   try {
     const result = await executor.run(source)
+    const saved = await saveImages(imagesDir, result.images, 'image')
     if (json) {
       out.write(`${toJson(result)}\n`)
     } else {
       out.write(`output: ${inspect(result.output, { depth: 6 })}\n`)
       out.write(`is_final_answer: ${result.is_final_answer}\n`)
+      for (const [index, image] of result.images.entries()) {
+        out.write(`image ${index + 1}: ${image.width}×${image.height} PNG${saved[index] ? ` -> ${saved[index]}` : ''}\n`)
+      }
     }
     return EXIT.ok
   } catch (error) {
@@ -183,7 +217,7 @@ function incomplete(error) {
  * declarations persist between lines. Lines are read one after another even when standard input
  * is a pipe; prompts are shown only on a terminal.
  */
-async function startRepl(create, json, out) {
+async function startRepl(create, json, out, imagesDir) {
   let executor = await create()
   const terminal = Boolean(process.stdin.isTTY)
   const lines = readline.createInterface({ input: process.stdin, output: terminal ? out : undefined, terminal })
@@ -193,6 +227,7 @@ async function startRepl(create, json, out) {
     lines.prompt()
   }
   let pending = ''
+  let runs = 0
   prompt('ses> ')
   for await (const line of lines) {
     if (pending === '' && line.trim() === '.exit') break
@@ -203,6 +238,9 @@ async function startRepl(create, json, out) {
     pending = pending === '' ? line : `${pending}\n${line}`
     try {
       const result = await executor.run(pending)
+      runs += 1
+      const saved = await saveImages(imagesDir, result.images, `run${runs}`)
+      for (const file of json ? [] : saved) out.write(`(image written to ${file})\n`)
       if (json) out.write(`${toJson(result)}\n`)
       else out.write(`${result.is_final_answer ? '(final answer) ' : ''}${inspect(result.output, { colors: terminal, depth: 6 })}\n`)
     } catch (error) {
@@ -270,7 +308,7 @@ export async function main(argv, { stdout = process.stdout } = {}) {
   let executor
   try {
     if (positionals.length === 0) {
-      await startRepl(create, values.json, stdout)
+      await startRepl(create, values.json, stdout, values.images)
       return EXIT.ok
     }
     const [file] = positionals
@@ -282,7 +320,7 @@ export async function main(argv, { stdout = process.stdout } = {}) {
       return EXIT.usage
     }
     executor = await create()
-    return await runOnce(executor, source, values.json, stdout)
+    return await runOnce(executor, source, values.json, stdout, values.images)
   } catch (error) {
     if (!(error instanceof ExecutorError)) throw error
     // The options themselves were refused.

@@ -5,6 +5,7 @@
 //! QuickJS thread; `program` validates and rewrites code with oxc. `error`, `diagnostic`,
 //! `options` and `value` are shared by all of them.
 
+pub mod canvas;
 pub mod diagnostic;
 pub mod engine;
 pub mod error;

@@ -65,6 +65,9 @@ pub fn runtime_error<'js>(
         ),
         None => description,
     };
+    if let Some(limit) = super::canvas::limit_of(thrown) {
+        return EngineError::CanvasLimit { limit, message, at };
+    }
     EngineError::Runtime { message, at }
 }
 

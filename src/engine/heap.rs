@@ -25,6 +25,11 @@ impl HeapMeter {
         self.peak.set(self.held.get());
     }
 
+    /// The bytes the runtime holds now.
+    pub fn held(&self) -> usize {
+        self.held.get()
+    }
+
     /// The most bytes held since [`HeapMeter::begin_run`].
     pub fn peak(&self) -> usize {
         self.peak.get()

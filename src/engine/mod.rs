@@ -3,6 +3,7 @@
 //! message to this thread, answered on a oneshot channel. The engine knows nothing of napi.
 
 mod bridge;
+mod canvas;
 mod console;
 mod convert;
 mod endowments;
@@ -40,6 +41,8 @@ pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
 pub struct EngineConfig {
     pub memory_limit_bytes: usize,
     pub max_stack_bytes: usize,
+    /// The largest side of a sandbox canvas (`maxCanvasSize`).
+    pub max_canvas_size: u32,
     /// What `import()` may load (§5.3), and the modules the host registered.
     pub authorized_imports: Vec<String>,
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
@@ -50,6 +53,7 @@ impl From<&Options> for EngineConfig {
         Self {
             memory_limit_bytes: options.memory_limit_bytes,
             max_stack_bytes: options.max_stack_bytes,
+            max_canvas_size: options.max_canvas_size,
             authorized_imports: options.authorized_imports.clone(),
             modules: options.modules.clone(),
         }
@@ -159,6 +163,8 @@ pub struct Completion {
 #[derive(Debug)]
 pub struct RunReport {
     pub result: Result<Completion, EngineError>,
+    /// The canvases drawn during a successful run, as PNG, in creation order.
+    pub images: Vec<crate::canvas::Image>,
     pub logs: Logs,
     pub dirty: bool,
     pub stats: RunStats,
@@ -169,6 +175,7 @@ impl RunReport {
     pub fn refused(error: EngineError, dirty: bool) -> Self {
         Self {
             result: Err(error),
+            images: Vec::new(),
             logs: Logs::default(),
             dirty,
             stats: RunStats::default(),
@@ -215,6 +222,15 @@ pub enum EngineError {
     Limit {
         limit: &'static str,
         message: String,
+    },
+    /// A canvas refused a size or an allocation (`limit` names the option: `maxCanvasSize`,
+    /// `memoryLimitBytes`) and user code did not catch the `RangeError`; nothing was allocated,
+    /// so the context stays usable.
+    #[error("{message}")]
+    CanvasLimit {
+        limit: &'static str,
+        message: String,
+        at: Option<SourcePosition>,
     },
     /// The loop guard counted past the limit (§6.3).
     #[error("max operations exceeded ({limit})")]

@@ -92,6 +92,32 @@ pub(super) struct PropDesc<'js> {
     pub(super) writable: bool,
 }
 
+/// The memory limit and collector of a runtime, for native code that runs inside it (the canvas
+/// pixel budget, which lowers the heap limit while pixels are held). Its holder must not outlive
+/// the runtime: the canvas budget lives in the runtime's own objects, or on the engine thread
+/// that drops it before the runtime.
+pub(super) struct RuntimeLimit(*mut qjs::JSRuntime);
+
+impl RuntimeLimit {
+    /// The runtime of `ctx`.
+    pub(super) fn of(ctx: &Ctx<'_>) -> Self {
+        // SAFETY: `ctx` is a live context; the call only reads its runtime pointer.
+        Self(unsafe { qjs::JS_GetRuntime(ctx.as_raw().as_ptr()) })
+    }
+
+    /// Sets QuickJS's own heap limit (`memoryLimitBytes` minus what pixels hold).
+    pub(super) fn set_memory_limit(&self, bytes: usize) {
+        // SAFETY: the runtime is alive (see the type's contract); this only writes a field.
+        unsafe { qjs::JS_SetMemoryLimit(self.0, bytes as qjs::size_t) };
+    }
+
+    /// Runs the cycle collector. QuickJS allows a collection wherever it could allocate.
+    pub(super) fn collect_garbage(&self) {
+        // SAFETY: the runtime is alive (see the type's contract) and locked by the running code.
+        unsafe { qjs::JS_RunGC(self.0) };
+    }
+}
+
 /// Reads a context's values without running its code.
 #[derive(Clone, Copy)]
 pub(super) struct Reflect<'a, 'js> {

@@ -13,6 +13,7 @@ use rquickjs::{Context, Ctx, Promise, Runtime, Value as JsValue};
 use tokio::sync::oneshot;
 
 use super::bridge::Bridge;
+use super::canvas::{self, CanvasHost};
 use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
 use super::failure::{endowed, out_of_memory, runtime_error, tool_error};
@@ -41,6 +42,8 @@ struct Worker {
     state: Rc<RunState>,
     bridge: Rc<Bridge>,
     heap: Rc<HeapMeter>,
+    /// The sandbox's canvases, whose drawings a run returns as images.
+    canvas: CanvasHost,
     /// What validation knows besides the code: the authorized imports (fixed at start) and the
     /// tools installed so far.
     program_context: ProgramContext,
@@ -63,7 +66,7 @@ pub(super) fn main(
         authorized_imports: config.authorized_imports.clone(),
         tool_names: Vec::new(),
     };
-    let (runtime, context) = match build(config, &state, &bridge, &heap) {
+    let (runtime, context, canvas) = match build(config, &state, &bridge, &heap) {
         Ok(built) => built,
         Err(error) => {
             let _ = ready.send(Err(error));
@@ -78,6 +81,7 @@ pub(super) fn main(
         state,
         bridge,
         heap,
+        canvas,
         program_context,
         dirty: false,
     };
@@ -108,7 +112,7 @@ fn build(
     state: &Rc<RunState>,
     bridge: &Rc<Bridge>,
     heap: &Rc<HeapMeter>,
-) -> Result<(Runtime, Context), EngineError> {
+) -> Result<(Runtime, Context, CanvasHost), EngineError> {
     let start_error = |error: rquickjs::Error| match error {
         // The runtime or context could not be allocated (a heap too small to hold a context).
         rquickjs::Error::Allocation => EngineError::Start(out_of_memory().to_string()),
@@ -120,17 +124,19 @@ fn build(
     runtime.set_max_stack_size(config.max_stack_bytes);
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
+    let (max_canvas_size, memory_limit) = (config.max_canvas_size, config.memory_limit_bytes);
     let registry = Registry::new(config.authorized_imports, config.modules);
     runtime.set_loader(
         SandboxResolver(Rc::clone(&registry)),
         SandboxLoader(Rc::clone(&registry)),
     );
     let context = Context::full(&runtime).map_err(start_error)?;
-    context
+    let canvas = context
         .with(|ctx| {
             globals::install(&ctx, state)?;
             modules::install_hook(&ctx, &registry, bridge, state)?;
-            lockdown::lock_down(&ctx)
+            lockdown::lock_down(&ctx)?;
+            canvas::install(&ctx, state, heap, max_canvas_size, memory_limit)
         })
         .map_err(start_error)?;
     // QuickJS leaves out a built-in it could not allocate without failing: a context built
@@ -138,7 +144,7 @@ fn build(
     if context.with(|ctx| refused_allocations(&ctx)) != 0 {
         return Err(EngineError::Start(out_of_memory().to_string()));
     }
-    Ok((runtime, context))
+    Ok((runtime, context, canvas))
 }
 
 impl Worker {
@@ -187,14 +193,23 @@ impl Worker {
         self.bridge.begin_run();
         self.heap.begin_run();
         let (state, bridge) = (&self.state, &self.bridge);
-        let (result, dirty) = self
+        let (mut result, dirty) = self
             .context
             .with(|ctx| execute(&ctx, state, bridge, &program, &request));
+        // Encoded only for runs that drew and succeeded: other runs pay one empty-list check.
+        let images = match self.canvas.take_images(result.is_ok()) {
+            Ok(images) => images,
+            Err(message) => {
+                result = Err(EngineError::Runtime { message, at: None });
+                Vec::new()
+            }
+        };
         let (tool_calls, tool_time) = self.bridge.end_run();
         self.state.end();
         self.dirty |= dirty;
         RunReport {
             result,
+            images,
             logs: self.state.logs.borrow_mut().take(),
             dirty,
             stats: RunStats {

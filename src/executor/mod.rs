@@ -38,6 +38,8 @@ pub struct RunOutput {
     /// The same logs as structured entries.
     pub log_entries: Vec<LogEntry>,
     pub stats: RunStats,
+    /// The canvases the run drew on, as PNG images in creation order.
+    pub images: Vec<crate::canvas::Image>,
 }
 
 /// The outcome of `init()` or `run()` together with the state change it brings. The caller
@@ -290,6 +292,7 @@ impl Executor {
                     is_final_answer,
                     log_entries: report.logs.entries,
                     stats: report.stats,
+                    images: report.images,
                 }),
                 Err(error) if overdue => Err(run_failed(error, report.logs.text)
                     .with_detail("graceMs", DEADLINE_GRACE.as_millis() as u64)
@@ -418,6 +421,9 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
             at_position(ExecutorError::tool_failed(tool, &message), at)
         }
         EngineError::Limit { limit, message } => ExecutorError::limit(limit, message),
+        EngineError::CanvasLimit { limit, message, at } => {
+            at_position(ExecutorError::limit(limit, message), at)
+        }
         EngineError::MaxOperations { limit } => ExecutorError::max_operations(limit),
         EngineError::Timeout { timeout_ms } => ExecutorError::timeout(timeout_ms),
         EngineError::Aborted { started } => ExecutorError::aborted(started),

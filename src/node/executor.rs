@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use napi::bindgen_prelude::{PromiseRaw, Unknown};
+use napi::bindgen_prelude::{PromiseRaw, Uint8Array, Unknown};
 use napi::{Env, Result};
 
 use super::error::to_napi_error;
@@ -40,6 +40,36 @@ pub struct CodeOutput {
     /// Figures about the run (§10.2).
     #[napi(ts_type = "RunStats")]
     pub stats: JsRunStats,
+    /// Every canvas the run drew on (`getCanvas()`, `new OffscreenCanvas()`), as a PNG image,
+    /// in the order the canvases were created; empty when the run drew nothing. A canvas kept
+    /// in a global and drawn on again in a later run comes back again, with all its pixels.
+    #[napi(ts_type = "Array<CanvasImage>")]
+    pub images: Vec<CanvasImage>,
+}
+
+/// A canvas drawn during a run, encoded as PNG.
+#[napi(object, object_from_js = false)]
+pub struct CanvasImage {
+    /// Always `"image/png"`.
+    #[napi(ts_type = "'image/png'")]
+    pub mime_type: String,
+    /// The canvas's width in pixels.
+    pub width: u32,
+    /// The canvas's height in pixels.
+    pub height: u32,
+    /// The PNG file's bytes (`Buffer.from(data).toString('base64')` gives a data URL's payload).
+    pub data: Uint8Array,
+}
+
+impl From<crate::canvas::Image> for CanvasImage {
+    fn from(image: crate::canvas::Image) -> Self {
+        Self {
+            mime_type: image.mime_type.to_owned(),
+            width: image.width,
+            height: image.height,
+            data: Uint8Array::new(image.data),
+        }
+    }
 }
 
 /// Figures about one run.
@@ -84,6 +114,7 @@ impl From<RunOutput> for CodeOutput {
             is_final_answer: run.is_final_answer,
             log_entries: run.log_entries.into_iter().map(JsLogEntry::from).collect(),
             stats: run.stats.into(),
+            images: run.images.into_iter().map(CanvasImage::from).collect(),
         }
     }
 }

@@ -51,6 +51,10 @@ pub struct ExecutorOptions {
     pub memory_limit_bytes: Option<f64>,
     /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB).
     pub max_stack_bytes: Option<f64>,
+    /// The largest width or height of a sandbox canvas in pixels (default 8192, at most 32768);
+    /// `getCanvas` and `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count
+    /// against `memoryLimitBytes`.
+    pub max_canvas_size: Option<f64>,
     /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
     /// text (run inside the sandbox, under the same guards), or an object whose functions become
     /// exports that call the host like tools and whose other values are copied.
@@ -85,6 +89,7 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
         collect_console_levels: strings(&object, "collectConsoleLevels")?,
         memory_limit_bytes: number(&object, "memoryLimitBytes")?,
         max_stack_bytes: number(&object, "maxStackBytes")?,
+        max_canvas_size: number(&object, "maxCanvasSize")?,
     })
 }
 

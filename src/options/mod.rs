@@ -55,6 +55,7 @@ pub struct RawOptions {
     pub collect_console_levels: Option<Vec<String>>,
     pub memory_limit_bytes: Option<f64>,
     pub max_stack_bytes: Option<f64>,
+    pub max_canvas_size: Option<f64>,
 }
 
 /// Checked options with the defaults of §3.3 filled in.
@@ -69,6 +70,8 @@ pub struct Options {
     pub collect_console_levels: Vec<LogLevel>,
     pub memory_limit_bytes: usize,
     pub max_stack_bytes: usize,
+    /// The largest width or height of a sandbox canvas, in pixels.
+    pub max_canvas_size: u32,
     /// Modules `import()` can load (by name), checked by the napi layer, which reads them.
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
 }
@@ -85,6 +88,7 @@ impl Default for Options {
             collect_console_levels: LogLevel::ALL.to_vec(),
             memory_limit_bytes: 256 * 1024 * 1024,
             max_stack_bytes: 1024 * 1024,
+            max_canvas_size: crate::canvas::DEFAULT_MAX_CANVAS_SIZE,
             modules: Vec::new(),
         }
     }
@@ -93,6 +97,10 @@ impl Default for Options {
 /// Smaller heaps cannot even hold a context; such a limit fails `init()` with
 /// `ERR_SES_INIT_FAILED` rather than being refused here, which keeps that path reachable.
 const MIN_MEMORY_LIMIT_BYTES: f64 = 64.0 * 1024.0;
+
+/// The largest `maxCanvasSize`: tiny-skia's own limit on a bitmap side is far above, but a
+/// 32768×32768 canvas already holds 4 GiB of pixels.
+const MAX_CANVAS_SIZE: u32 = 32_768;
 
 impl Options {
     /// Checks `raw` and fills in defaults. Every problem is reported, not just the first; the
@@ -137,6 +145,17 @@ impl Options {
                 OPTIONS_VALID,
             ),
             &mut |v| options.max_stack_bytes = saturating_usize(v),
+        );
+        record(
+            integer(raw.max_canvas_size, "maxCanvasSize", 1.0, OPTIONS_VALID).and_then(|size| {
+                match size {
+                    Some(size) if size > u64::from(MAX_CANVAS_SIZE) => {
+                        Err(rules::canvas_size_too_large(size, MAX_CANVAS_SIZE))
+                    }
+                    other => Ok(other),
+                }
+            }),
+            &mut |v| options.max_canvas_size = u32::try_from(v).unwrap_or(MAX_CANVAS_SIZE),
         );
 
         if let Some(policy) = &raw.run_concurrency {
@@ -200,6 +219,23 @@ mod tests {
         assert_eq!(options.collect_console_levels, LogLevel::ALL.to_vec());
         assert_eq!(options.memory_limit_bytes, 256 * 1024 * 1024);
         assert_eq!(options.max_stack_bytes, 1024 * 1024);
+        assert_eq!(options.max_canvas_size, 8192);
+    }
+
+    #[test]
+    fn max_canvas_size_is_a_whole_number_of_pixels_up_to_32768() {
+        for bad in [0.0, 1.5, 40_000.0, f64::NAN] {
+            let raw = RawOptions {
+                max_canvas_size: Some(bad),
+                ..RawOptions::default()
+            };
+            assert_eq!(rules(raw), ["options_valid"], "value {bad}");
+        }
+        let raw = RawOptions {
+            max_canvas_size: Some(512.0),
+            ..RawOptions::default()
+        };
+        assert_eq!(Options::resolve(&raw).unwrap().0.max_canvas_size, 512);
     }
 
     #[test]

@@ -99,6 +99,13 @@ pub fn uncopyable(error: &crate::value::CloneError) -> Diagnostic {
     refused(error.to_string())
 }
 
+/// `options_valid`: a `maxCanvasSize` above what the canvas allows.
+pub fn canvas_size_too_large(got: u64, max: u32) -> Diagnostic {
+    refused(format!("maxCanvasSize must be at most {max}, got {got}")).with_fix(format!(
+        "Pass maxCanvasSize as a whole number from 1 to {max}."
+    ))
+}
+
 /// `options_valid`: an unknown `runConcurrency`.
 pub fn run_concurrency(got: &str) -> Diagnostic {
     refused(format!(

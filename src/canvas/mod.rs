@@ -1,0 +1,137 @@
+//! The Canvas 2D renderer: a bitmap and the state machine of one `CanvasRenderingContext2D`
+//! (HTML Living Standard, "The canvas element"), drawn with tiny-skia. Pure Rust: it knows
+//! neither QuickJS nor napi; `engine::canvas` binds it to the sandbox, and finished bitmaps
+//! leave the engine as [`Image`]s (PNG bytes) with a run's result.
+//!
+//! Pixel memory is reserved from a [`PixelBudget`] before it is allocated (bitmaps, clip masks),
+//! so that the engine can count it against the executor's memory limit.
+//!
+//! Spec: beyond it, as DESIGN.md "Where we go beyond SES" decides ("what the agent drew");
+//! `CodeOutput.images` is an optional extension of the result (§10.2).
+
+mod budget;
+mod color;
+mod context;
+mod font;
+mod path;
+
+use base64::Engine as _;
+
+pub use budget::{FixedBudget, OverBudget, PixelBudget, Reservation};
+pub use color::Rgba;
+pub use context::{Canvas, CompositeOp, Gradient, ImageDataRect, Style};
+pub use font::{FontSpec, TextAlign, TextBaseline, TextMetrics};
+pub use path::{CornerRadii, MAX_PATH_POINTS};
+
+/// The default of `maxCanvasSize`: the largest width or height of a canvas, in pixels.
+pub const DEFAULT_MAX_CANVAS_SIZE: u32 = 8192;
+
+/// What went wrong in a canvas call; `kind` says which JS error the sandbox sees.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct CanvasError {
+    pub kind: CanvasErrorKind,
+    pub message: String,
+}
+
+/// The JS error a [`CanvasError`] becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CanvasErrorKind {
+    /// `TypeError`: a wrong argument type, or an API member this canvas does not implement.
+    Type,
+    /// `RangeError`: an argument out of range (the DOM's `IndexSizeError` and `SyntaxError` for
+    /// numbers and colours are reported as `RangeError`s).
+    Range,
+    /// `RangeError` with `limit`: the named executor option refused the request.
+    Limit(&'static str),
+    /// The DOM's `InvalidStateError`.
+    InvalidState,
+    /// The run must stop (deadline, abort): no JS error, the engine ends the run.
+    Interrupted,
+}
+
+impl CanvasError {
+    pub(crate) fn type_error(message: impl Into<String>) -> Self {
+        Self {
+            kind: CanvasErrorKind::Type,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn range(message: impl Into<String>) -> Self {
+        Self {
+            kind: CanvasErrorKind::Range,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn index_size(message: impl Into<String>) -> Self {
+        Self::range(message)
+    }
+
+    pub(crate) fn limit(option: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            kind: CanvasErrorKind::Limit(option),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn invalid_state(message: impl Into<String>) -> Self {
+        Self {
+            kind: CanvasErrorKind::InvalidState,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn interrupted() -> Self {
+        Self {
+            kind: CanvasErrorKind::Interrupted,
+            message: "the run was stopped".into(),
+        }
+    }
+}
+
+/// A finished canvas: what `CodeOutput.images` holds for each canvas drawn during a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// Always `image/png`.
+    pub mime_type: &'static str,
+    pub width: u32,
+    pub height: u32,
+    /// The encoded file.
+    pub data: Vec<u8>,
+}
+
+impl Image {
+    /// The MIME type of every image.
+    pub const PNG: &'static str = "image/png";
+
+    /// A `data:` URL of the image (what `canvas.toDataURL()` returns, and what a JSON-safe
+    /// result can carry).
+    pub fn data_url(&self) -> String {
+        data_url(self.mime_type, &self.data)
+    }
+}
+
+/// `data:<mime>;base64,<data>`.
+pub fn data_url(mime_type: &str, data: &[u8]) -> String {
+    let mut url = format!("data:{mime_type};base64,");
+    base64::engine::general_purpose::STANDARD.encode_string(data, &mut url);
+    url
+}
+
+/// Decodes a PNG of [`Image`] into `(width, height, straight RGBA)`, for tests that read back
+/// the pixels a host receives.
+#[cfg(test)]
+pub(crate) fn decode_png(data: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(data));
+    let mut reader = decoder.read_info().expect("a PNG header");
+    let mut rgba = vec![0; reader.output_buffer_size().expect("a PNG size")];
+    let frame = reader.next_frame(&mut rgba).expect("PNG data");
+    assert_eq!(frame.color_type, png::ColorType::Rgba);
+    rgba.truncate(frame.buffer_size());
+    (frame.width, frame.height, rgba)
+}
+
+#[cfg(test)]
+mod tests;
