@@ -233,8 +233,9 @@ where
 
 /// Programs that together reach the engine's main allocation paths: compiling, objects whose
 /// shapes grow (the property flood that crashed the process), strings, arrays, closures, JSON,
-/// exceptions, console, `final_answer`, and an uncaught error described at its line.
-const PROGRAMS: [(&str, &str); 4] = [
+/// exceptions, console, `final_answer`, an uncaught error described at its line, and a canvas
+/// drawn and read back (with the image returned).
+const PROGRAMS: [(&str, &str); 5] = [
     (
         "property flood",
         "const o = {}; for (let i = 0; i < 64; i++) o['key' + i] = i; Object.keys(o).length",
@@ -254,6 +255,11 @@ const PROGRAMS: [(&str, &str); 4] = [
         "an uncaught error at a line",
         "const a = 1;\nthrow new RangeError('no ' + a)",
     ),
+    (
+        "a canvas drawn and read back",
+        "const g = getCanvas(8, 8).getContext('2d'); g.fillStyle = 'red'; \
+         g.fillRect(0, 0, 4, 4); Array.from(g.getImageData(0, 0, 1, 1).data).join()",
+    ),
 ];
 
 fn program_expected(name: &str, result: Result<RunOutput, ExecutorError>) -> bool {
@@ -270,6 +276,9 @@ fn program_expected(name: &str, result: Result<RunOutput, ExecutorError>) -> boo
             output.is_final_answer
                 && output.output == Value::Number(32.0)
                 && output.logs == r#"seen { seen: "cannot read property 'x' of null" }"#
+        }
+        ("a canvas drawn and read back", Ok(output)) => {
+            output.output == Value::String("255,0,0,255".into()) && output.images.len() == 1
         }
         ("an uncaught error at a line", Err(error)) => {
             error.code == ErrorCode::RuntimeException

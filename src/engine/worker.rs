@@ -258,15 +258,8 @@ fn execute<'js>(
             ),
         };
     let drained = drain(ctx, state);
-    // The heap refused memory during the run: whatever the run did next may rest on a part
-    // QuickJS silently left out (an error without its message, a property not set, a copy read
-    // as empty), so it fails at the limit even if the code caught the error (README "Limits").
-    let out_of_memory_in_run = refused_allocations(ctx) != refused;
 
     let result = match state.stop.get() {
-        Some(Stop::FinalAnswer | Stop::MaxOperations) | None if out_of_memory_in_run => {
-            Err(out_of_memory())
-        }
         Some(Stop::FinalAnswer) => Ok(Completion {
             output: state.final_answer.borrow_mut().take().unwrap_or(Value::Undefined),
             is_final_answer: true,
@@ -294,6 +287,19 @@ fn execute<'js>(
             }),
             Settled::Stopped => Err(EngineError::Stopped),
         },
+    };
+    // The heap refused memory during the run (or while its failure was described): whatever the
+    // run did next may rest on a part QuickJS silently left out (an error without its message,
+    // a property not set, a copy read as empty), so it fails at the limit even if the code
+    // caught the error (README "Limits"). A deadline or an abort still says why the run ended.
+    let stopped_from_outside = matches!(
+        state.stop.get(),
+        Some(Stop::Timeout | Stop::Aborted | Stop::Shutdown)
+    );
+    let result = if refused_allocations(ctx) != refused && !stopped_from_outside {
+        Err(out_of_memory())
+    } else {
+        result
     };
     let untrusted = matches!(
         result,
