@@ -1,5 +1,5 @@
 // Types of the ES module entry (index.mjs): the same exports as the CommonJS entry, named, plus
-// the binding as the default export.
+// the whole entry as the default export.
 export * from './index.js'
-import * as binding from './index.js'
-export default binding
+import * as entry from './index.js'
+export default entry

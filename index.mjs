@@ -1,6 +1,6 @@
-// ES module entry: re-exports the CommonJS loader that napi generates (index.js), naming every
-// export so that `import { SESExecutor, ExecutorError } from "@smolagents-ts/ses-executor"` works.
-import binding from './index.js'
+// ES module entry: re-exports the CommonJS entry (index.js), naming every export so that
+// `import { SESExecutor, ExecutorError } from "@smolagents-ts/ses-executor"` works.
+import entry from './index.js'
 
 export const {
   SESExecutor,
@@ -10,5 +10,6 @@ export const {
   renderToolsPrompt,
   CODE_AGENT_SYSTEM_PROMPT,
   CODE_AGENT_EXAMPLES,
-} = binding
-export default binding
+  codeAgentSetup,
+} = entry
+export default entry

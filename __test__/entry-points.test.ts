@@ -16,6 +16,7 @@ const EXPORTS = [
   'CODE_AGENT_SYSTEM_PROMPT',
   'ExecutorError',
   'SESExecutor',
+  'codeAgentSetup',
   'prepareProgram',
   'renderToolsPrompt',
   'validateCode',

@@ -14,6 +14,7 @@ export const {
   renderToolsPrompt,
   CODE_AGENT_SYSTEM_PROMPT,
   CODE_AGENT_EXAMPLES,
+  codeAgentSetup,
 } = require('../index.js') as typeof Binding
 
 export type { CodeOutput, ExecutorOptions } from '../index'

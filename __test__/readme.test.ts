@@ -23,9 +23,12 @@ async function snippet(name: string): Promise<string> {
 
 /**
  * A stand-in for smolagents-ts (which the project's registry does not carry) that drives the
- * executor the way smolagents-ts's CodeAgent does: it renders `prompt_templates.system_prompt`
- * with its template variables, parses the code between `code_block_tags`, and per step calls
- * `sendVariables(state)`, `sendTools(toolMap)` and `run(code)`, never `init()`.
+ * executor the way smolagents-ts's `CodeAgent` does (src/agents/code-agent.ts): it adds its own
+ * `final_answer` tool, renders `prompt_templates.system_prompt` with Handlebars and its template
+ * variables (`tools_prompt` as Python `def`s, its Python default imports), parses the code between
+ * `code_block_tags`, and per step calls `sendVariables(state)`, then `sendTools({}, pythonToolsMap)`
+ * (never a JavaScript tool), then `run(code)`, and never `init()`. The model is scripted: it
+ * checks what the system prompt shows it, and its second step relies on the first step's state.
  */
 const STAND_IN = {
   'package.json': JSON.stringify({
@@ -34,32 +37,41 @@ const STAND_IN = {
     exports: { '.': './index.js', './models': './models.js' },
   }),
   'index.js': `
-import { readFileSync } from 'node:fs'
 import Handlebars from '${pathToHandlebars()}'
+const FINAL_ANSWER = {
+  name: 'final_answer', description: 'Provides the final answer to the user.',
+  inputs: { answer: { type: 'any', description: 'The final answer' } }, output_type: 'any',
+  forward: async ({ answer }) => answer,
+}
+const pythonSignature = (tool) =>
+  'def ' + tool.name + '(' + Object.keys(tool.inputs).join(', ') + ') -> ' + (tool.output_type ?? 'any') + ':\\n    """' + tool.description + '"""'
 export class CodeAgent {
   constructor(config) {
-    this.config = config
+    this.model = config.model
+    this.tools = new Map(config.tools.map((tool) => [tool.name, tool]))
+    if (!this.tools.has('final_answer')) this.tools.set('final_answer', FINAL_ANSWER)
+    this.state = new Map()
+    this.authorized_imports = config.authorized_imports ?? ['collections', 'datetime', 'itertools', 'math', 'os', 're']
+    this.code_block_tags = config.code_block_tags ?? ['<code>', '</code>']
     this.executor = config.executor
-    this.state = new Map([['task_started', true]])
-    const [open, close] = config.code_block_tags ?? ['<code>', '</code>']
-    this.tags = [open, close]
-    this.systemPrompt = Handlebars.compile(config.prompt_templates.system_prompt, { noEscape: true })({
-      tools_prompt: '', managed_agents_prompt: '', has_managed_agents: false,
-      authorized_imports: JSON.stringify(config.authorized_imports ?? []),
-      custom_instructions: undefined, code_block_opening_tag: open, code_block_closing_tag: close,
+    const [open, close] = this.code_block_tags
+    this.systemPrompt = Handlebars.compile(config.prompt_templates.system_prompt, { noEscape: true, strict: false })({
+      tools_prompt: [...this.tools.values()].map(pythonSignature).join('\\n\\n'),
+      managed_agents_prompt: '', has_managed_agents: false,
+      authorized_imports: this.authorized_imports.includes('*') ? 'You can import from any package you want.' : JSON.stringify(this.authorized_imports),
+      custom_instructions: config.instructions, code_block_opening_tag: open, code_block_closing_tag: close,
     })
-    if (/\\{\\{|\\}\\}/.test(this.systemPrompt)) throw new Error('unrendered placeholder in the system prompt')
   }
   async run(task) {
     const messages = [{ role: 'system', content: this.systemPrompt }, { role: 'user', content: task }]
     for (let step = 0; step < 5; step++) {
-      const reply = await this.config.model.generate(messages)
-      const [open, close] = this.tags
+      const reply = await this.model.generate(messages)
+      const [open, close] = this.code_block_tags
       const code = reply.slice(reply.indexOf(open) + open.length, reply.lastIndexOf(close))
       await this.executor.sendVariables(Object.fromEntries(this.state))
-      const toolMap = {}
-      for (const tool of this.config.tools) toolMap[tool.name] = async (...args) => tool.forward(args[0])
-      await this.executor.sendTools(toolMap)
+      const pythonToolsMap = {}
+      for (const tool of this.tools.values()) if (tool.pythonCode) pythonToolsMap[tool.name] = tool.pythonCode
+      await this.executor.sendTools({}, pythonToolsMap)
       const out = await this.executor.run(code)
       if (out.is_final_answer) return out.output
       messages.push({ role: 'assistant', content: reply }, { role: 'user', content: 'Observation: ' + out.logs })
@@ -69,10 +81,17 @@ export class CodeAgent {
 }
 `,
   'models.js': `
+const FENCE = String.fromCharCode(96).repeat(3)
 export class OpenAIModel {
   async generate(messages) {
-    if (!messages[0].content.includes('JavaScript')) throw new Error('not the JavaScript prompt')
-    return 'Thought: iterate.\\n\`\`\`js\\nlet a = 0, b = 1;\\nfor (let i = 0; i < 20; i++) [a, b] = [b, a + b];\\nfinal_answer(a);\\n\`\`\`'
+    const prompt = messages[0].content
+    const shows = ['async function lookup_price(item) {}', 'function final_answer(answer) {}', 'You may import only from: [].', "start with '" + FENCE + "js'"]
+    for (const shown of shows) if (!prompt.includes(shown)) throw new Error('the system prompt does not show ' + shown + ':\\n' + prompt)
+    if (prompt.includes('def ') || /\\{\\{|\\}\\}/.test(prompt)) throw new Error('a Python signature or a placeholder reached the prompt')
+    const code = messages.length === 2
+      ? 'const unit = await lookup_price("apple");\\nconsole.log(unit);'
+      : 'final_answer("12 apples cost " + 12 * unit + " EUR");'
+    return 'Thought: one step at a time.\\n' + FENCE + 'js\\n' + code + '\\n' + FENCE
   }
 }
 `,
@@ -113,6 +132,6 @@ describe('README.md', () => {
     await mkdir(standIn, { recursive: true })
     for (const [name, text] of Object.entries(STAND_IN)) await writeFile(path.join(standIn, name), text)
     const stdout = await runModule(directory, await snippet('swap-in'))
-    expect(stdout.trim()).toBe('6765')
+    expect(stdout.trim()).toBe('12 apples cost 6 EUR')
   })
 })

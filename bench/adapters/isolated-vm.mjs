@@ -25,7 +25,7 @@ export async function setup() {
     ivm = require('isolated-vm')
   } catch (error) {
     throw new Error(
-      `${error.message.split('\n')[0]} (an optional dependency built from source at npm install: ` +
+      `${error.message.split('\n')[0]} (bench/install.mjs, npm run bench's first step, builds it from source: ` +
         'it needs a C++ toolchain and the Node headers; 5.0.4 is the release that builds on Node 20)',
     )
   }
