@@ -24,12 +24,17 @@ export declare class ExecutorError extends Error {
   /** Which failure (spec §8.2); compare this, never the message. */
   readonly code: ExecutorErrorCode
   readonly severity: "FATAL" | "ERROR" | "WARN"
-  /** Whether retrying (e.g. after the model rewrites its code) can succeed. */
+  /**
+   * Whether retrying (e.g. after the model rewrites its code) can succeed (spec §8.2). For the
+   * "Depends" rows: a tool failure is retryable unless the tool's error carries
+   * `retryable: false`, or the tool's result could not be copied into the sandbox (the host's
+   * fault); a runtime exception is retryable unless the executor was shut down during the run.
+   */
   readonly retryable: boolean
   /**
-   * Structured context: `diagnostics` for validation failures; `line`, `column` and
-   * `sourceLine` (in the caller's code) for runtime exceptions; `state` for invalid states;
-   * `maxOperations`, `timeoutMs` for limits.
+   * Structured context: `diagnostics` for validation failures (and the `WARNING`s and `INFO`s
+   * of a run that failed at run time); `line`, `column` and `sourceLine` (in the caller's code)
+   * for runtime exceptions; `state` for invalid states; `maxOperations`, `timeoutMs` for limits.
    */
   readonly details: Record<string, unknown>
   /** The run's logs up to the failure, for errors raised while code ran. */
@@ -99,9 +104,9 @@ export declare const CODE_AGENT_EXAMPLES: readonly [string, string, string, stri
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
- * Runs agent code in an isolated QuickJS runtime on a thread of its own (§3.2
- * `ICodeExecutor`). Construct it, `init()` it (or use `SESExecutor.create()`), `run()` code,
- * and `cleanup()` when done.
+ * Runs agent code in an isolated QuickJS runtime of its own, on the process's pool of engine
+ * threads (§3.2 `ICodeExecutor`). Construct it, `init()` it (or use `SESExecutor.create()`),
+ * `run()` code, and `cleanup()` when done.
  */
 export declare class SESExecutor {
   /**
@@ -130,8 +135,8 @@ export declare class SESExecutor {
   /** Validates, rewrites and runs `code` (§7.2); `options.signal` aborts it. */
   run(code: string, options?: RunOptions): Promise<CodeOutput>
   /**
-   * Releases the sandbox and joins its thread (§4.3.5): `READY`/`DIRTY` → `DEAD`; a no-op
-   * when `DEAD`.
+   * Releases the sandbox (§4.3.5): `READY`/`DIRTY` → `DEAD`, settling once its QuickJS
+   * runtime is freed; a no-op when `DEAD`.
    */
   cleanup(): Promise<void>
 }
@@ -168,6 +173,11 @@ export interface CodeOutput {
   /** Figures about the run (§10.2). */
   stats: RunStats
   /**
+   * What validation noted without blocking the run (§8.3): `WARNING`s and `INFO`s such as
+   * `forbidden_global_access` or `log_budget_too_small`; empty when there is nothing.
+   */
+  diagnostics: Array<Diagnostic>
+  /**
    * Every canvas the run drew on (`getCanvas()`, `new OffscreenCanvas()`), as a PNG image,
    * in the order the canvases were created; empty when the run drew nothing. A canvas kept
    * in a global and drawn on again in a later run comes back again, with all its pixels.
@@ -194,6 +204,26 @@ export interface DiagnosticLocation {
   column: number
 }
 
+/** The engine-thread pool's figures now. */
+export declare function enginePoolStats(): EnginePoolStats
+
+/** What the engine-thread pool is doing now. */
+export interface EnginePoolStats {
+  /** The most engine threads the pool runs (the configured size). */
+  size: number
+  /** Engine threads started so far and still alive (they start as work arrives). */
+  threads: number
+  /** Engine threads running an executor's code at this moment. */
+  busy: number
+  /** Executors waiting for a free engine thread. */
+  queued: number
+  /**
+   * QuickJS runtimes alive in the process: one per executor between `init()` and
+   * `cleanup()` (or until a forgotten executor is garbage-collected).
+   */
+  engines: number
+}
+
 /** Options of §3.1 plus the resource limits of DESIGN.md (all optional). */
 export interface ExecutorOptions {
   /** Loop iterations a run may make before `ERR_MAX_OPS_EXCEEDED` (default 50000, min 1). */
@@ -215,7 +245,10 @@ export interface ExecutorOptions {
   collectConsoleLevels?: Array<"log" | "info" | "warn" | "error">
   /** Heap limit of the executor's QuickJS runtime in bytes (default 256 MiB). */
   memoryLimitBytes?: number
-  /** Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB). */
+  /**
+   * Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB, at most 16 MiB:
+   * the stack every engine thread has for QuickJS).
+   */
   maxStackBytes?: number
   /**
    * The largest width or height of a sandbox canvas in pixels (default 8192, at most 32768);
@@ -296,6 +329,14 @@ export interface RunStats {
    */
   peakHeapBytes: number
 }
+
+/**
+ * Sets how many engine threads run the executors of this process (default: the number of
+ * cores, or `SES_EXECUTOR_THREADS` when set as the process starts). Takes effect at once:
+ * more threads start as work arrives; threads beyond a smaller size exit once their current
+ * run is over. Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
+ */
+export declare function setEngineThreads(threads: number): void
 
 /** Checks `options` and `code` by every rule; `ERROR` entries would block `run()` (§6.1). */
 export declare function validateCode(code: string, options?: ValidationOptions): Array<Diagnostic>

@@ -8,6 +8,8 @@ export const {
   validateCode,
   prepareProgram,
   renderToolsPrompt,
+  setEngineThreads,
+  enginePoolStats,
   CODE_AGENT_SYSTEM_PROMPT,
   CODE_AGENT_EXAMPLES,
   codeAgentSetup,

@@ -17,8 +17,10 @@ const EXPORTS = [
   'ExecutorError',
   'SESExecutor',
   'codeAgentSetup',
+  'enginePoolStats',
   'prepareProgram',
   'renderToolsPrompt',
+  'setEngineThreads',
   'validateCode',
 ]
 

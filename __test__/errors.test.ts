@@ -147,7 +147,7 @@ describe('runtime errors name the user’s own line (DESIGN.md "Errors")', () =>
   })
 
   it('points at the right line after CRLF line ends and non-ASCII text', async () => {
-    const error = await rejectionOf(executor.run('const s = "héllo 😀";\r\nconst t = s;\r\nnull.boom'))
+    const error = await rejectionOf(executor.run('const greeting = "héllo 😀";\r\nconst copy = greeting;\r\nnull.boom'))
     expect(error.details.line).toBe(3)
     expect(error.details.sourceLine).toBe('null.boom')
   })

@@ -1,5 +1,5 @@
 // The host stays free (issue "Call the host safely" §7): Node's event loop is never blocked,
-// idle executors never keep the process alive, garbage-collected executors free their threads,
+// idle executors never keep the process alive, garbage-collected executors free their runtimes,
 // and the addon works inside worker_threads.
 import { spawnSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads'
 
 import { describe, expect, it } from 'vitest'
 
-import { SESExecutor } from './helpers'
+import { SESExecutor, enginePoolStats } from './helpers'
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures')
 
@@ -52,15 +52,17 @@ describe('process lifetime', () => {
     expect(child.status).toBe(0)
   })
 
-  it('executors garbage-collected without cleanup() free their threads', () => {
-    const child = spawnSync(process.execPath, ['--expose-gc', join(fixtures, 'gc-frees-threads.cjs')], {
+  it('executors garbage-collected without cleanup() free their runtimes, and never held a thread each', () => {
+    const child = spawnSync(process.execPath, ['--expose-gc', join(fixtures, 'gc-frees-engines.cjs')], {
       encoding: 'utf8',
       timeout: 30_000,
     })
     expect(child.status).toBe(0)
-    const { before, during, after } = JSON.parse(child.stdout)
+    const { before, during, after, threads, size } = JSON.parse(child.stdout)
     expect(during).toBeGreaterThanOrEqual(before + 10)
+    // V8 may keep the last executor or two reachable a while longer.
     expect(after).toBeLessThanOrEqual(before + 2)
+    expect(threads).toBeLessThanOrEqual(size)
   })
 })
 
@@ -75,7 +77,8 @@ describe('worker_threads', () => {
     await worker.terminate()
   })
 
-  it('terminating a worker in the middle of a run neither crashes nor hangs the process', async () => {
+  it('terminating a worker in the middle of a run neither crashes nor hangs the process, and frees its engine thread', async () => {
+    const engines = enginePoolStats().engines
     const worker = new Worker(join(fixtures, 'worker.cjs'), { workerData: { spin: true } })
     await new Promise<void>((resolve, reject) => {
       worker.on('message', (message) => message.spinning && resolve())
@@ -85,6 +88,12 @@ describe('worker_threads', () => {
     const code = await worker.terminate()
     expect(code).toBe(1)
     expect(Date.now() - started).toBeLessThan(5_000)
+    // The worker's executor is torn down with it: its spinning run is interrupted on whichever
+    // pool thread ran it, and its runtime freed.
+    for (let i = 0; i < 100 && (enginePoolStats().busy > 0 || enginePoolStats().engines > engines); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(enginePoolStats()).toMatchObject({ busy: 0, engines })
     // The process is still healthy: a fresh executor runs.
     const executor = await SESExecutor.create()
     expect((await executor.run('"still alive"')).output).toBe('still alive')

@@ -1,7 +1,13 @@
 // Resource limits (DESIGN.md "Defaults beyond the spec": memoryLimitBytes, maxStackBytes).
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
 import { describe, expect, it } from 'vitest'
 
 import { SESExecutor, rejectionOf, thrownBy } from './helpers'
+
+/** The largest maxStackBytes: the QuickJS stack every engine thread has room for (README "Options"). */
+const MAX_STACK_BYTES = 16 * 1024 * 1024
 
 describe('memoryLimitBytes', () => {
   it('a memory bomb ends the run with a clear error naming the limit; the executor is DIRTY', async () => {
@@ -64,5 +70,43 @@ describe('maxStackBytes', () => {
 
   it('is validated like the spec’s options', () => {
     expect(thrownBy(() => new SESExecutor({ maxStackBytes: 1.5 })).code).toBe('ERR_VALIDATION_FAILED')
+  })
+
+  // Issue 12, class 2: maxStackBytes above what the engine thread has (512 MiB) was accepted, and
+  // deep recursion then killed Node with SIGSEGV.
+  it('no value can promise more stack than an engine thread has: 0, 1, huge and 512 MiB are refused with options_valid', async () => {
+    for (const bad of [0, 1, 16 * 1024 - 1, MAX_STACK_BYTES + 1, 512 * 1024 * 1024, 2 ** 53, Number.MAX_VALUE]) {
+      const error = thrownBy(() => new SESExecutor({ maxStackBytes: bad }))
+      expect(error.code).toBe('ERR_VALIDATION_FAILED')
+      const diagnostics = error.details.diagnostics as Array<{ rule: string; message: string }>
+      expect(diagnostics.map((d) => d.rule)).toEqual(['options_valid'])
+      expect(diagnostics[0].message).toMatch(/maxStackBytes must be (an integer >= 16384|at most 16777216)/)
+      expect((await rejectionOf(SESExecutor.create({ maxStackBytes: bad }))).code).toBe('ERR_VALIDATION_FAILED')
+    }
+  })
+
+  it('the deepest stack allowed (16 MiB) recurses to a clean RangeError, in a process that survives it', () => {
+    // In a child process: had the limit outgrown the thread's stack, the crash would end the
+    // child, not the test runner.
+    const script = `
+      const { SESExecutor } = require(${JSON.stringify(fileURLToPath(new URL('../index.js', import.meta.url)))})
+      ;(async () => {
+        const depth = 'let d = 0, seen; function f() { d++; f() } try { f() } catch (e) { seen = e instanceof RangeError && d } seen'
+        const deepest = await SESExecutor.create({ maxStackBytes: ${MAX_STACK_BYTES} })
+        const usual = await SESExecutor.create()
+        const [a, b] = [(await deepest.run(depth)).output, (await usual.run(depth)).output]
+        const uncaught = await deepest.run('function g() { return g() + 1 } g()').catch((e) => e.details.limit)
+        console.log(JSON.stringify({ deep: a, usual: b, uncaught, state: deepest.state }))
+        await deepest.cleanup()
+        await usual.cleanup()
+      })()`
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 })
+    expect(child.signal).toBeNull()
+    expect(child.status).toBe(0)
+    const { deep, usual, uncaught, state } = JSON.parse(child.stdout)
+    expect(usual).toBeGreaterThan(0)
+    expect(deep).toBeGreaterThan(usual * 8)
+    expect(uncaught).toBe('maxStackBytes')
+    expect(state).toBe('READY')
   })
 })

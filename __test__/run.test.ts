@@ -71,6 +71,29 @@ describe('top-level return and await (the async wrapper)', () => {
   })
 })
 
+describe('results that are Promises are awaited (DESIGN.md "Output")', () => {
+  it('a returned Promise gives its value', async () => {
+    expect(await output('return new Promise((r) => r("done"))')).toBe('done')
+  })
+
+  it('a Promise left as the last expression gives its value', async () => {
+    expect(await output('const later = (v) => new Promise((r) => r(v));\nlater([1, 2])')).toEqual([1, 2])
+  })
+
+  it('a rejected result is ERR_RUNTIME_EXCEPTION at the return or expression', async () => {
+    const returned = await rejectionOf(run('const reason = "no";\nreturn Promise.reject(reason)'))
+    expect(returned.code).toBe('ERR_RUNTIME_EXCEPTION')
+    expect(returned.message).toBe("Runtime exception: Uncaught 'no' (line 2: return Promise.reject(reason))")
+    const left = await rejectionOf(run('1;\nPromise.reject(new RangeError("left"))'))
+    expect(left.message).toMatch(/^Runtime exception: RangeError: left \(line 2/)
+    expect(left.details.line).toBe(2)
+  })
+
+  it('only Promises are awaited: an object with then is an ordinary output', async () => {
+    expect(await output('({ then: 1, v: 2 })')).toEqual({ then: 1, v: 2 })
+  })
+})
+
 describe('final_answer (§5.4)', () => {
   it('ends the run with is_final_answer and its value', async () => {
     expect(contractOf(await run('final_answer({ answer: 42 })'))).toEqual({
@@ -117,10 +140,46 @@ describe('persistence across runs (DESIGN.md "Persistence")', () => {
     expect(await output('x + 1')).toBe(2)
   })
 
-  it('declaring const x again in a later run works', async () => {
+  it('declaring const x again in a later run works (V8 REPL rules)', async () => {
     await run('const again = 1')
     expect(await output('const again = 2; again')).toBe(2)
-    expect(await output('let again = "three"; again')).toBe('three')
+    await run('let againLet = 1; class AgainClass {}')
+    expect(await output('let againLet = 2; class AgainClass { static v = 3 } [againLet, AgainClass.v]')).toEqual([2, 3])
+  })
+
+  it('a later run may not change a const into a let, or a let into a const', async () => {
+    await run('const kept = 1; let mutable = 1')
+    const error = await rejectionOf(run('let kept = 2'))
+    expect(error.code).toBe('ERR_RUNTIME_EXCEPTION')
+    expect(error.message).toMatch(/SyntaxError: redeclaration of 'kept'/)
+    expect((await rejectionOf(run('const mutable = 2'))).message).toMatch(/redeclaration of 'mutable'/)
+    expect(await output('[kept, mutable]')).toEqual([1, 1])
+  })
+
+  it('a top-level const stays constant, in later runs too (§6.4: meaning kept)', async () => {
+    await run('const fixed = 1')
+    const error = await rejectionOf(run('fixed = 2'))
+    expect(error.message).toMatch(/TypeError/)
+    expect(await output('fixed')).toBe(1)
+  })
+
+  it('a const assignment throws in every form, in this run and later ones (issue 13)', async () => {
+    for (const code of ['const cx = 1; cx = 2; cx', 'const cy = 1; [cy] = [5]', 'const cz = 1; cz++']) {
+      const error = await rejectionOf(run(code))
+      expect(error.message, code).toMatch(/TypeError: '(cx|cy|cz)' is read-only/)
+    }
+    expect((await rejectionOf(run('cx = 3'))).message).toMatch(/TypeError/)
+    expect(await output('cx')).toBe(1)
+  })
+
+  it('top-level let, const and class are not properties of the global object', async () => {
+    expect(await output('let lexA = 1; const lexB = 2; class LexC {}\n["lexA" in globalThis, "lexB" in globalThis, "LexC" in globalThis]')).toEqual([false, false, false])
+  })
+
+  it('reading a let before its declaration is a ReferenceError (TDZ)', async () => {
+    const error = await rejectionOf(run('inTdz;\nlet inTdz = 1'))
+    expect(error.message).toMatch(/ReferenceError/)
+    expect(error.details.line).toBe(1)
   })
 
   it('let without initializer resets the binding like a fresh declaration', async () => {
@@ -207,9 +266,9 @@ describe('script semantics (sloppy unless "use strict")', () => {
 
   it('generators and loops in default parameters keep their meaning', async () => {
     const code = `
-      function* count(limit) { for (let i = 0; i < limit; i++) yield i }
-      function sum(list = [...count(4)]) { let s = 0; for (const x of list) s += x; return s }
-      [sum(), sum([10, 20]), [...count(3)]]`
+      function* upTo(limit) { for (let i = 0; i < limit; i++) yield i }
+      function sum(list = [...upTo(4)]) { let s = 0; for (const x of list) s += x; return s }
+      [sum(), sum([10, 20]), [...upTo(3)]]`
     expect(await output(code)).toEqual([6, 30, [0, 1, 2]])
   })
 

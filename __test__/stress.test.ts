@@ -1,16 +1,17 @@
 // Stress (issue 5): 100 executors × 100 runs at once on a 2-core machine, with overlapping async
 // tool calls settling in random order, each result checked against its own inputs — no
-// cross-talk between executors, runs, tool calls or logs — and every thread given back after.
+// cross-talk between executors, runs, tool calls or logs — on no more engine threads than the
+// pool's size, and every runtime freed after.
 import { readFileSync, readdirSync } from 'node:fs'
 
 import { describe, expect, it } from 'vitest'
 
-import { contractOf, SESExecutor } from './helpers'
+import { contractOf, enginePoolStats, SESExecutor } from './helpers'
 
 const EXECUTORS = 100
 const RUNS = 100
 
-/** The engine threads alive in this process (each is named `ses-executor`). */
+/** The engine threads alive in this process (each pool thread is named `ses-executor`). */
 const engineThreads = () =>
   readdirSync('/proc/self/task').filter((tid) => {
     try {
@@ -31,7 +32,7 @@ const code = (k: number) => `
 
 describe('stress', () => {
   it(`${EXECUTORS} executors × ${RUNS} runs concurrently, overlapping async tool calls, no cross-talk`, async () => {
-    const before = engineThreads()
+    const before = enginePoolStats().engines
     const executors = await Promise.all(
       Array.from({ length: EXECUTORS }, async (_, me) => {
         // Half of them queue all their runs at once (§2.3 queue), half run one after another.
@@ -52,13 +53,17 @@ describe('stress', () => {
         return { me, queued, executor }
       }),
     )
-    expect(engineThreads()).toBe(before + EXECUTORS)
+    // One runtime each, and no thread each: idle executors wait in the pool's queue.
+    expect(enginePoolStats().engines).toBe(before + EXECUTORS)
+    expect(engineThreads()).toBeLessThanOrEqual(enginePoolStats().size)
 
     const expected = (me: number, k: number) => ({
       output: { me, k, parts: [`${me}/${k}/a`, `${me}/${k}/b`, `${me}/${k}/c`], total: k + me, seen: k + 1 },
       logs: `${me} ${k}`,
       is_final_answer: false,
     })
+    let mostThreads = 0
+    const watch = setInterval(() => (mostThreads = Math.max(mostThreads, engineThreads())), 5)
     const checked = await Promise.all(
       executors.map(async ({ me, queued, executor }) => {
         const ks = Array.from({ length: RUNS }, (_, k) => k)
@@ -72,12 +77,14 @@ describe('stress', () => {
         return RUNS
       }),
     )
+    clearInterval(watch)
     expect(checked.reduce((a, b) => a + b, 0)).toBe(EXECUTORS * RUNS)
+    expect(mostThreads).toBeGreaterThan(0)
+    expect(mostThreads).toBeLessThanOrEqual(enginePoolStats().size)
 
     await Promise.all(executors.map(({ executor }) => executor.cleanup()))
     expect(executors.every(({ executor }) => executor.state === 'DEAD')).toBe(true)
-    // cleanup() joins each engine thread: none is left behind. (The threads that joined them
-    // belong to tokio's blocking pool, which keeps idle threads for 10 s; they are not counted.)
-    expect(engineThreads()).toBe(before)
+    // cleanup() settles once the executor's runtime is freed: none is left behind.
+    expect(enginePoolStats().engines).toBe(before)
   }, 180_000)
 })

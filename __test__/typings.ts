@@ -95,6 +95,8 @@ void contract
 
 // §10.2 extensions: optional-in-spirit fields of CodeOutput, onLog, AbortSignal, disposal.
 assertType<Equals<CodeOutput['logEntries'], LogEntry[]>>()
+// §8.3: a run's WARNING and INFO diagnostics reach the caller, typed as validateCode's.
+assertType<Equals<CodeOutput['diagnostics'], Diagnostic[]>>()
 assertType<Equals<LogEntry['ts'], string>>()
 assertType<Equals<RunStats['peakHeapBytes'], number>>()
 assertType<Equals<RunOptions['signal'], AbortSignal | undefined>>()

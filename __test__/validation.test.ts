@@ -110,7 +110,7 @@ describe('prepareProgram (§6.1)', () => {
     const prepared = prepareProgram('const x = 1;\nwhile (x < 0) {}\nx + 1')
     expect(prepared.originalCode).toBe('const x = 1;\nwhile (x < 0) {}\nx + 1')
     expect(prepared.transformedCode).toBe(
-      '__smol_main: {\n\tvar x = 1;\n\twhile (x < 0) {\n\t\t__smol_guard();\n\t}\n\t__smol_output(x + 1);\n}\n',
+      'const x = 1;\nwhile (x < 0) {\n\t__smol_guard();\n}\nreturn __smol_result(x + 1);\n',
     )
     expect(prepared.diagnostics).toEqual([])
   })
@@ -118,7 +118,7 @@ describe('prepareProgram (§6.1)', () => {
   it('returns no transformed code when an ERROR blocks the run, and keeps warnings otherwise', () => {
     expect(prepareProgram('const = ;').transformedCode).toBe('')
     const warned = prepareProgram('process')
-    expect(warned.transformedCode).toContain('__smol_output(process)')
+    expect(warned.transformedCode).toContain('return __smol_result(process)')
     expect(warned.diagnostics.map((d) => d.rule)).toEqual(['forbidden_global_access'])
   })
 })

@@ -3,8 +3,11 @@
 // Writes { peer, version, setupMs, workloads: { W1: {median, p95, unit, noise, …}, … } } or
 // { skipped: reason } when the peer cannot be loaded here.
 import { writeFileSync } from 'node:fs'
-import { cpuTicks, otherCpuPercent, summarize, timeTask } from './measure.mjs'
+import { cpuTicks, osThreads, otherCpuPercent, rssMiB, summarize, timeTask } from './measure.mjs'
 import {
+  W11_EXECUTORS,
+  W11_SETTLE_MS,
+  W12_EXECUTORS,
   W3_CALLS,
   W4_CALLS,
   W8_TIMEOUT_MS,
@@ -35,6 +38,7 @@ const BUDGET = quick
   : { budgetMs: 2_000, minSamples: 8, maxSamples: 20_000, repeats: 5 }
 
 const log = (...args) => console.error(`[${peer.id}]`, ...args)
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 function gc() {
   // Several passes: what one pass's finalizers release is collected by the next.
@@ -204,6 +208,82 @@ const workloads = {
     const relative = Object.fromEntries(sizes.slice(1).map((n) => [n, (n / wall[n]) * wall[1]]))
     return { unit: '× one executor', relative, wallMs: wall }
   },
+
+  async W11() {
+    // Many live executors in one process (issue 16): memory, OS threads, creation time, every
+    // one still able to run, and what is left 15 s after all are disposed. A peer whose
+    // instances take megabytes each runs fewer (peer.w11Executors; the count is reported).
+    const count = quick ? 20 : Math.min(peer.w11Executors ?? W11_EXECUTORS, W11_EXECUTORS)
+    gc()
+    const startMiB = rssMiB()
+    const startThreads = osThreads()
+    let live = []
+    const created = performance.now()
+    for (let i = 0; i < count; i++) live.push(await create())
+    const createMs = performance.now() - created
+    const ran = performance.now()
+    await Promise.all(live.map((executor) => runChecked(executor, 'W2')))
+    const runMs = performance.now() - ran
+    gc()
+    const liveMiB = rssMiB()
+    const threads = osThreads()
+    await Promise.all(live.map((executor) => executor.dispose()))
+    live = []
+    gc()
+    await pause(quick ? 1_000 : W11_SETTLE_MS)
+    gc()
+    return {
+      unit: 'MiB',
+      count,
+      median: liveMiB,
+      samples: 1,
+      startMiB,
+      perExecutorKiB: ((liveMiB - startMiB) * 1024) / count,
+      threads,
+      addedThreads: threads == null || startThreads == null ? null : threads - startThreads,
+      createMs,
+      runMs,
+      afterCleanupMiB: rssMiB(),
+      settleMs: quick ? 1_000 : W11_SETTLE_MS,
+    }
+  },
+
+  async W12() {
+    // W9 on many executors at once: throughput relative to one executor running it alone.
+    const count = quick ? 4 : Math.min(peer.w12Executors ?? W12_EXECUTORS, W12_EXECUTORS)
+    const code = peer.language === 'py' ? W9_PY : W9_JS
+    const step = async (executor) => {
+      const result = await executor.agentStep(W9_VARIABLES, code)
+      check('W12', result.answer?.answer, W9_ANSWER)
+    }
+    const single = await create()
+    await step(single)
+    const steps = quick ? 2 : 30
+    const alone = performance.now()
+    for (let i = 0; i < steps; i++) await step(single)
+    const aloneMs = (performance.now() - alone) / steps
+    await single.dispose()
+    const executors = []
+    for (let i = 0; i < count; i++) {
+      const executor = await create()
+      await step(executor)
+      executors.push(executor)
+    }
+    const rounds = []
+    for (let r = 0; r < (quick ? 1 : 3); r++) {
+      const start = performance.now()
+      await Promise.all(executors.map(step))
+      rounds.push(performance.now() - start)
+    }
+    // Disposal is not what W12 measures: a peer whose disposal fails after its agent steps
+    // (quickjs-emscripten's runtime asserts on objects still alive) still gets its figure.
+    const disposal = await Promise.allSettled(executors.map((executor) => executor.dispose()))
+    const failed = disposal.find((outcome) => outcome.status === 'rejected')
+    if (failed) log('W12: disposing failed:', String(failed.reason).split('\n')[0])
+    const wallMs = summarize(rounds).median
+    // Steps per second with `count` executors at once, relative to one executor's.
+    return { unit: '× one executor', relative: { [count]: (count / wallMs) * aloneMs }, wallMs: { 1: aloneMs, [count]: wallMs } }
+  },
 }
 
 async function timedRun(workload, { unit, scale, minSamples }) {
@@ -234,8 +314,10 @@ try {
   process.exit(0)
 }
 
-const skipInQuick = heavy && quick ? ['W7', 'W10'] : []
-const ORDER = ['W7', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W8', 'W9', 'W10']
+const skipInQuick = heavy && quick ? ['W7', 'W10', 'W11', 'W12'] : []
+// W11 last: thousands of executors created and disposed move the allocator and GC state that
+// every other workload would then run in.
+const ORDER = ['W7', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W8', 'W9', 'W10', 'W12', 'W11']
 for (const name of ORDER) {
   const workload = workloads[name]
   if (skipInQuick.includes(name)) {

@@ -64,3 +64,17 @@ export async function timeTask(name, fn, { budgetMs, minSamples, maxSamples, sca
   const { latency } = bench.tasks[0].result
   return summarize([...latency.samples].map((ms) => ms * scale))
 }
+
+/** This process's resident set in MiB. */
+export function rssMiB() {
+  return process.memoryUsage().rss / 2 ** 20
+}
+
+/** This process's OS threads (/proc/self/status), or null where that cannot be read. */
+export function osThreads() {
+  try {
+    return Number(/^Threads:\s+(\d+)/m.exec(readFileSync('/proc/self/status', 'utf8'))[1])
+  } catch {
+    return null
+  }
+}

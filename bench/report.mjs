@@ -1,7 +1,7 @@
 // bench/RESULTS.md from the results of one `npm run bench`.
 
 const OURS = 'ses-executor'
-const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10']
+const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10', 'W11', 'W12']
 
 const DEFINITIONS = {
   W1: 'create: a new executor ready to run, tools installed (one-time global setup excluded)',
@@ -14,6 +14,8 @@ const DEFINITIONS = {
   W8: 'kill: time past a 100 ms deadline until `while (true) {}` returns control',
   W9: 'agent step: 30 lines, 3 tool calls, console output, final answer (`sendVariables` + `run`)',
   W10: 'scaling: 2 / 8 / 32 executors running W5 at once, throughput relative to one',
+  W11: 'many live executors: 10,000 created (fewer where noted), each runs `1 + 1`; RSS and OS threads with all live',
+  W12: 'throughput of W9 on 1,000 executors at once, relative to one executor running it alone',
 }
 
 /** Number with 3 significant digits at most (never exponent notation). */
@@ -43,6 +45,10 @@ function cell(workload) {
       .join(', ')
   }
   if (workload.unit === 'KiB') return `${quantity(workload.median, 'KiB')} (n=${workload.count})`
+  if (workload.perExecutorKiB != null) {
+    const threads = workload.threads == null ? '' : `, ${num(workload.threads)} threads`
+    return `${quantity(workload.median, 'MiB')}${threads} (n=${num(workload.count)})`
+  }
   if (workload.samples === 1) return quantity(workload.median, workload.unit)
   return `${quantity(workload.median, workload.unit)} / ${quantity(workload.p95, workload.unit)}`
 }
@@ -62,8 +68,8 @@ const usable = (peer, w) => peer && !peer.skipped && typeof median(peer, w) === 
 /** The isolating peer (separate heap + a deadline for sync code) with the best figure. */
 function bestIsolating(peers, w) {
   const candidates = peers.filter((p) => p.peer.id !== OURS && p.peer.isolating)
-  if (w === 'W10') {
-    const at = (p) => lastRelative(p.workloads?.W10)
+  if (w === 'W10' || w === 'W12') {
+    const at = (p) => lastRelative(p.workloads?.[w])
     const ok = candidates.filter((p) => at(p) != null)
     return ok.sort((a, b) => at(b) - at(a))[0]
   }
@@ -136,6 +142,40 @@ function targets(results) {
       cell(ours?.workloads?.W10),
       best ? `${cell(best.workloads.W10)} (${best.peer.id})` : '–',
       verdict(ok),
+    ])
+  }
+  // Issue 16.
+  {
+    const w7 = usable(ours, 'W7') ? median(ours, 'W7') : null
+    const best = bestIsolating(peers, 'W7')
+    rows.push([
+      'W7 ≤ 100 KiB per live executor',
+      w7 == null ? '–' : quantity(w7, 'KiB'),
+      best ? `${quantity(median(best, 'W7'), 'KiB')} (${best.peer.id})` : '–',
+      verdict(w7 == null ? null : w7 <= 100),
+    ])
+  }
+  {
+    const w11 = ours?.workloads?.W11
+    const ok =
+      w11?.perExecutorKiB == null || w11.addedThreads == null
+        ? null
+        : w11.addedThreads <= cores + 4 && w11.median <= 1024 && w11.count >= 10_000
+    rows.push([
+      `W11: 10,000 live executors on ≤ cores + 4 (${cores + 4}) more threads, ≤ 1 GiB RSS`,
+      w11?.perExecutorKiB == null ? '–' : `${quantity(w11.median, 'MiB')}, +${num(w11.addedThreads)} threads (n=${num(w11.count)})`,
+      '–',
+      verdict(ok),
+    ])
+  }
+  {
+    const rel = lastRelative(ours?.workloads?.W12)
+    const best = bestIsolating(peers, 'W12')
+    rows.push([
+      `W12 approaches the cores (≥ 0.8 × ${cores})`,
+      cell(ours?.workloads?.W12),
+      best ? `${cell(best.workloads.W12)} (${best.peer.id})` : '–',
+      verdict(rel == null ? null : rel >= 0.8 * cores),
     ])
   }
   return rows
@@ -237,6 +277,38 @@ export function render(results) {
   )
   lines.push('')
 
+  lines.push('## W11: many live executors')
+  lines.push('')
+  lines.push(
+    'Each peer creates the executors one after another, has every one run `1 + 1` (all at once), ' +
+      'reads RSS and its OS threads with all of them live (after GC), disposes of them all and ' +
+      'reads RSS again after a pause. "Threads" counts every thread of the process (Node has about ' +
+      'a dozen of its own); "added" those that appeared during the workload.',
+  )
+  lines.push('')
+  lines.push(
+    table(
+      ['peer', 'executors', 'RSS before', 'RSS live', 'per executor', 'threads (added)', 'create all', 'run all', 'RSS after disposal'],
+      peers
+        .filter((p) => p.workloads?.W11?.perExecutorKiB != null)
+        .map((p) => {
+          const w = p.workloads.W11
+          return [
+            p.peer.id,
+            num(w.count),
+            quantity(w.startMiB, 'MiB'),
+            quantity(w.median, 'MiB'),
+            quantity(w.perExecutorKiB, 'KiB'),
+            w.threads == null ? '–' : `${num(w.threads)} (+${num(w.addedThreads)})`,
+            quantity(w.createMs, 'ms'),
+            quantity(w.runMs, 'ms'),
+            `${quantity(w.afterCleanupMiB, 'MiB')} (${num(w.settleMs / 1000)} s later)`,
+          ]
+        }),
+    ),
+  )
+  lines.push('')
+
   lines.push('## W5 guard overhead')
   lines.push('')
   if (guard?.skipped) {
@@ -268,7 +340,7 @@ export function render(results) {
   lines.push(
     'Sources: `bench/workloads.mjs` (guest code and tools, the same for every JavaScript peer; Python ' +
       'equivalents for Pyodide), `bench/adapters/*.mjs` (one per peer), `bench/child.mjs` (the ' +
-      'workloads, timed with tinybench where a sample is one call; W6/W7/W8/W10 time their own ' +
+      'workloads, timed with tinybench where a sample is one call; W6/W7/W8/W10/W11/W12 time their own ' +
       'events), `examples/guard_overhead.rs`.',
   )
   lines.push('')

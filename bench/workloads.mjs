@@ -11,6 +11,11 @@ export const W4_CALLS = 10_000
 export const W6_SPIN_MS = 500
 /** W8's deadline. */
 export const W8_TIMEOUT_MS = 100
+/** Live executors of W11 (issue 16), and of W12. */
+export const W11_EXECUTORS = 10_000
+export const W12_EXECUTORS = 1_000
+/** How long after W11's cleanup its RSS is read again. */
+export const W11_SETTLE_MS = 15_000
 
 /**
  * The host tools every executor is created with (W1 includes installing them). `async` tells

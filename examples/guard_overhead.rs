@@ -39,8 +39,7 @@ fn main() -> Result<(), String> {
         timeout_ms: 600_000,
         ..Options::default()
     };
-    let (engine, ready) = Engine::start(EngineConfig::from(&options), Arc::new(NoTools))
-        .map_err(|e| format!("engine start: {e:?}"))?;
+    let (engine, ready) = Engine::start(EngineConfig::from(&options), Arc::new(NoTools));
     ready
         .blocking_recv()
         .map_err(|e| e.to_string())?

@@ -64,9 +64,9 @@ impl ErrorCode {
         }
     }
 
-    /// §8.2's retryable column. The two "Depends" rows (tool and runtime failures) are reported
-    /// as retryable: the model can rewrite the code or call the tool differently, and the
-    /// executor stays `READY` (§7.6).
+    /// §8.2's retryable column; for its two "Depends" rows (tool and runtime failures), what
+    /// holds unless the failure says otherwise ([`ExecutorError::retryable`]): the model can
+    /// rewrite the code or call the tool differently, and the executor stays `READY` (§7.6).
     pub fn retryable(self) -> bool {
         match self {
             Self::InvalidState | Self::SesInitFailed | Self::CleanupFailed => false,
@@ -90,6 +90,9 @@ pub struct ExecutorError {
     pub details: Map<String, Json>,
     /// The run's logs up to the failure, for errors raised while user code ran (§9.5).
     pub logs: Option<String>,
+    /// Whether trying again can succeed: the code's column of §8.2, decided per failure for its
+    /// "Depends" rows (a tool's own say; a run cut short by the executor's shutdown is not).
+    pub retryable: bool,
 }
 
 impl ExecutorError {
@@ -111,6 +114,7 @@ impl ExecutorError {
             message,
             details: Map::new(),
             logs: None,
+            retryable: code.retryable(),
         }
     }
 
@@ -122,7 +126,14 @@ impl ExecutorError {
             message,
             details: Map::new(),
             logs: None,
+            retryable: code.retryable(),
         }
+    }
+
+    /// Sets whether trying again can succeed (§8.2's "Depends" rows).
+    pub fn with_retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
     }
 
     /// `ERR_INVALID_STATE` naming the state the call was refused in.
@@ -209,12 +220,15 @@ impl ExecutorError {
 
     /// `ERR_RUNTIME_EXCEPTION` for a run cut short by `cleanup()`.
     pub fn shut_down() -> Self {
-        Self::runtime("the executor was shut down during the run")
+        // §8.2 "Depends": nothing is left to retry in.
+        Self::runtime("the executor was shut down during the run").with_retryable(false)
     }
 
     /// `ERR_TOOL_PROXY_FAIL` (§7.4) for `tool`.
-    pub fn tool_failed(tool: String, message: &str) -> Self {
-        Self::new(ErrorCode::ToolProxyFail, format!("{tool}: {message}")).with_detail("tool", tool)
+    pub fn tool_failed(tool: String, message: &str, retryable: bool) -> Self {
+        Self::new(ErrorCode::ToolProxyFail, format!("{tool}: {message}"))
+            .with_detail("tool", tool)
+            .with_retryable(retryable)
     }
 
     /// `ERR_MAX_OPS_EXCEEDED` (§6.3, §9.3).

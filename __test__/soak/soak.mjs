@@ -1,4 +1,12 @@
-// Soak and leak test (issue 5; README "Soak and leak"): `npm run soak`.
+// Soak and leak test (issue 5, issue 16; README "Soak and leak"): `npm run soak`.
+//
+// Phase 0: memory given back. After a warm-up burst, SOAK_MASS (3 000) executors are created at
+// once (each sends tools and runs once), then all cleaned up and collected; then as many again,
+// cleaned up again. It prints RSS at the start, with the executors live, a few seconds after each
+// mass cleanup, and with the re-created ones live, and fails if a mass cleanup keeps more than
+// SOAK_MAX_KEPT_SHARE (0.1) of what the live executors took above the start, or the re-created
+// executors take more than SOAK_MAX_REUSE_RATIO (1.05) times what the first ones did (reuse must
+// not grow).
 //
 // Phase 1: SOAK_CYCLES (10 000) full lifecycles, new SESExecutor → init → sendTools → run →
 // cleanup. Phase 2: SOAK_RUNS (100 000) runs on one executor, each calling a sync and an async
@@ -19,8 +27,11 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
-const { SESExecutor } = createRequire(import.meta.url)('../../index.js')
+const { SESExecutor, enginePoolStats } = createRequire(import.meta.url)('../../index.js')
 
+const MASS = Number(process.env.SOAK_MASS ?? 3_000)
+const MAX_KEPT_SHARE = Number(process.env.SOAK_MAX_KEPT_SHARE ?? 0.1)
+const MAX_REUSE_RATIO = Number(process.env.SOAK_MAX_REUSE_RATIO ?? 1.05)
 const CYCLES = Number(process.env.SOAK_CYCLES ?? 10_000)
 const RUNS = Number(process.env.SOAK_RUNS ?? 100_000)
 const MAX_GROWTH_MIB = Number(process.env.SOAK_MAX_GROWTH_MIB ?? 32)
@@ -112,6 +123,69 @@ async function phase(name, total, step) {
 
 const tools = { add: (a, b) => a + b, later: async (x) => x }
 
+/**
+ * Freed memory goes back to the system a second after cleanup and GC, and what the host side
+ * frees later five seconds after that (README "Memory").
+ */
+const GIVE_BACK_MS = 6_500
+
+async function massCleanup() {
+  const live = async (count = MASS) => {
+    const executors = []
+    for (let i = 0; i < count; i++) {
+      const executor = await SESExecutor.create({ timeoutMs: 10_000 })
+      await executor.sendTools(tools)
+      const { output } = await executor.run(`add(${i}, 1) + await later(1)`)
+      if (output !== i + 2) throw new Error(`executor ${i}: got ${output}`)
+      executors.push(executor)
+    }
+    return executors
+  }
+  const cleanUp = async (executors) => {
+    await Promise.all(executors.map((executor) => executor.cleanup()))
+    // What the executors held on Node's side goes once they are garbage-collected.
+    executors.length = 0
+    for (let i = 0; i < 3; i++) globalThis.gc()
+    await new Promise((resolve) => setTimeout(resolve, GIVE_BACK_MS))
+  }
+  // Warm-up, a smaller burst: the code of every path involved is paged in and V8's heap has
+  // reached its working size before the start is measured.
+  await cleanUp(await live(Math.min(300, MASS)))
+  const rows = [await sample('start', 0)]
+  const first = await live()
+  rows.push(await sample('live', MASS))
+  await cleanUp(first)
+  rows.push(await sample('cleaned up', 0))
+  const second = await live()
+  rows.push(await sample('live again', MASS))
+  await cleanUp(second)
+  rows.push(await sample('cleaned up again', 0))
+  const name = `phase 0: ${MASS} executors live at once, cleaned up, re-created, cleaned up`
+  console.log(`\n${name}`)
+  console.table(rows)
+  const [start, firstLive, cleaned, secondLive, cleanedAgain] = rows
+  const problems = []
+  const held = (row) => row.rssMiB - start.rssMiB
+  for (const [after, live] of [[cleaned, firstLive], [cleanedAgain, secondLive]]) {
+    if (held(after) > held(live) * MAX_KEPT_SHARE) {
+      problems.push(`${after.label}: RSS ${after.rssMiB} MiB keeps ${held(after).toFixed(1)} of the ${held(live).toFixed(1)} MiB the executors took (limit ${MAX_KEPT_SHARE})`)
+    }
+  }
+  if (held(secondLive) > held(firstLive) * MAX_REUSE_RATIO) {
+    problems.push(`re-created executors hold ${held(secondLive).toFixed(1)} MiB, the first ones ${held(firstLive).toFixed(1)} MiB`)
+  }
+  if (enginePoolStats().engines !== 0) problems.push(`${enginePoolStats().engines} runtimes still alive`)
+  console.log(
+    `${name}: RSS ${start.rssMiB} -> ${firstLive.rssMiB} (live, ${((held(firstLive) * 1024) / MASS).toFixed(1)} KiB each) -> ` +
+      `${cleaned.rssMiB} (cleaned up, ${((100 * held(cleaned)) / held(firstLive)).toFixed(1)} % kept) -> ${secondLive.rssMiB} (live again) -> ` +
+      `${cleanedAgain.rssMiB} MiB (cleaned up again, ${((100 * held(cleanedAgain)) / held(secondLive)).toFixed(1)} % kept); ` +
+      `engine threads ${Math.max(...rows.map((row) => row.engines))} at most; ${problems.length ? 'FAIL' : 'ok'}`,
+  )
+  return problems
+}
+
+const mass = await massCleanup()
+
 const lifecycle = await phase(`phase 1: ${CYCLES} × (new → init → sendTools → run → cleanup)`, CYCLES, async (i) => {
   const executor = new SESExecutor({ timeoutMs: 10_000 })
   await executor.init()
@@ -148,7 +222,7 @@ const stuck = await phase(`phase 3: ${STUCK} executors timed out inside a built-
   await executor.cleanup()
 })
 
-const problems = [...lifecycle, ...runs, ...stuck]
+const problems = [...mass, ...lifecycle, ...runs, ...stuck]
 console.log(`\nsoak: ${((Date.now() - started) / 1000).toFixed(0)} s, node ${process.version}, ${new Date().toISOString()}`)
 if (problems.length) {
   console.error(`soak FAILED:\n  ${problems.join('\n  ')}`)

@@ -12,6 +12,11 @@ export const peer = {
   isolating: false,
 }
 
+export const unsupported = {
+  W11: 'W11 and W12 compare executors that each keep a heap of their own (issue 16 names isolated-vm isolates and quickjs-emscripten contexts as the peers)',
+  W12: 'W11 and W12 compare executors that each keep a heap of their own (issue 16 names isolated-vm isolates and quickjs-emscripten contexts as the peers)',
+}
+
 export function version() {
   return process.version
 }

@@ -21,6 +21,8 @@ export const peer = {
 
 export const unsupported = {
   W8: 'no deadline for synchronous Python on Node’s thread (an interrupt buffer needs a worker and SharedArrayBuffer)',
+  W11: 'each executor loads a whole Python runtime (tens of MiB, seconds): thousands do not fit',
+  W12: 'each executor loads a whole Python runtime (tens of MiB, seconds): thousands do not fit',
 }
 
 let loadPyodide

@@ -1,4 +1,5 @@
-// This package: each executor is a QuickJS runtime + context on a thread of its own.
+// This package: each executor is a QuickJS runtime + context of its own, run on a shared pool of
+// engine threads.
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
@@ -7,7 +8,7 @@ export const peer = {
   id: 'ses-executor',
   name: 'this package (SESExecutor)',
   language: 'js',
-  isolation: 'separate heap (own QuickJS runtime), own thread',
+  isolation: 'separate heap (own QuickJS runtime), pool of engine threads',
   mainThread: false,
   isolating: true,
 }

@@ -150,8 +150,7 @@ fn options() -> Options {
 }
 
 fn start() -> Engine {
-    let (engine, ready) =
-        Engine::start(EngineConfig::from(&options()), Arc::new(Echo)).expect("start an engine");
+    let (engine, ready) = Engine::start(EngineConfig::from(&options()), Arc::new(Echo));
     ready
         .blocking_recv()
         .expect("the engine answers")

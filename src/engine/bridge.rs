@@ -1,13 +1,19 @@
-//! The engine thread's side of tool calls (§7.4): the inbox every answer arrives on, the calls
-//! of the current run still in flight, and the errors that came from tools (so an uncaught one
-//! is reported as `ERR_TOOL_PROXY_FAIL`, anything else as a runtime exception).
+//! The engine's side of tool calls (§7.4): the inbox every answer arrives on, the calls of the
+//! current run still in flight, and the errors that came from tools (so an uncaught one is
+//! reported as `ERR_TOOL_PROXY_FAIL`, anything else as a runtime exception).
+//!
+//! A synchronous call holds its pool thread until the host answers (a C stack lies between the
+//! call and its answer; the wait ends at the run's deadline). A run that awaits a tool's promise
+//! does not: [`Bridge::settle_next`] reports [`Next::Waiting`] and the run gives its thread up
+//! until an answer arrives.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use std::rc::Rc;
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, Weak};
 
 use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Persistent, Value as JsValue};
@@ -16,10 +22,10 @@ use super::convert::{from_value, to_value, Uncopyable};
 use super::failure::out_of_memory;
 use super::globals::{named_error, throw_stop};
 use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult};
-use super::inbox;
+use super::inbox::SPIN;
 use super::reflect::refused_allocations;
 use super::state::{RunState, Stop};
-use super::Command;
+use super::{Command, EngineInbox};
 
 /// The resolving functions of the promise a pending call handed to the sandbox.
 struct Awaiting {
@@ -37,12 +43,21 @@ pub(super) enum Waited {
     Stopped,
 }
 
-/// Everything the engine thread receives, and the tool calls of the current run.
+/// What [`Bridge::settle_next`] did.
+pub(super) enum Next {
+    /// It settled a tool's promise (or dropped a stale answer): the run can go on.
+    Settled,
+    /// The run must stop.
+    Stopped,
+    /// No answer has arrived: the run must wait for one, off the thread.
+    Waiting,
+}
+
+/// Everything the engine receives during a run, and the tool calls of the current run.
 pub(super) struct Bridge {
-    inbox: mpsc::Receiver<Command>,
-    sender: mpsc::Sender<Command>,
+    inbox: Weak<EngineInbox>,
     host: Arc<dyn Host>,
-    /// Commands that arrived while a run was waiting for a tool (queued runs, shutdown).
+    /// Commands that arrived while a run was in flight (queued runs, shutdown), for after it.
     deferred: RefCell<VecDeque<Command>>,
     /// Settlements that arrived while a synchronous call was waiting for its own answer.
     settled: RefCell<VecDeque<(u64, ToolResult)>>,
@@ -56,14 +71,9 @@ pub(super) struct Bridge {
 }
 
 impl Bridge {
-    pub(super) fn new(
-        inbox: mpsc::Receiver<Command>,
-        sender: mpsc::Sender<Command>,
-        host: Arc<dyn Host>,
-    ) -> Self {
+    pub(super) fn new(inbox: Weak<EngineInbox>, host: Arc<dyn Host>) -> Self {
         Self {
             inbox,
-            sender,
             host,
             deferred: RefCell::new(VecDeque::new()),
             settled: RefCell::new(VecDeque::new()),
@@ -75,17 +85,28 @@ impl Bridge {
         }
     }
 
-    /// The next command for the worker loop between runs; answers of finished runs are dropped.
-    pub(super) fn next_command(&self) -> Option<Command> {
-        if let Some(command) = self.deferred.borrow_mut().pop_front() {
-            return Some(command);
-        }
-        loop {
-            match inbox::receive(&self.inbox, None).ok()? {
-                Command::Tool(..) | Command::Wake => continue,
-                command => return Some(command),
+    /// Takes a message that arrived while the run waited off the thread: an answer is kept
+    /// for [`Bridge::settle_next`], anything else set aside until the run is over.
+    pub(super) fn receive_while_waiting(&self, state: &RunState, command: Command) {
+        match command {
+            Command::Tool(id, ToolAnswer::Settled(result)) if id >= self.first_id_of_run.get() => {
+                self.settled.borrow_mut().push_back((id, result));
             }
+            Command::Tool(..) | Command::Wake => {}
+            command => self.set_aside(state, command),
         }
+    }
+
+    /// Commands set aside during the run (queued runs, tools, variables, shutdown), in order.
+    pub(super) fn take_set_aside(&self) -> VecDeque<Command> {
+        std::mem::take(&mut *self.deferred.borrow_mut())
+    }
+
+    fn set_aside(&self, state: &RunState, command: Command) {
+        if matches!(command, Command::Shutdown(_)) {
+            state.stop_with(Stop::Shutdown);
+        }
+        self.deferred.borrow_mut().push_back(command);
     }
 
     /// Starts a run: calls numbered from here on are its own.
@@ -162,7 +183,7 @@ impl Bridge {
         self.host.call_tool(ToolCall {
             tool: tool.to_owned(),
             args: copied,
-            reply: ToolReply::new(id, self.sender.clone()),
+            reply: ToolReply::new(id, Weak::clone(&self.inbox)),
         });
         loop {
             match self.wait(state) {
@@ -207,22 +228,40 @@ impl Bridge {
         .with_name(name)
     }
 
-    /// Settles one promise handed out by a pending call, waiting for the host if none has
-    /// settled yet. Returns false if the run must stop instead.
-    pub(super) fn settle_next<'js>(&self, ctx: &Ctx<'js>, state: &RunState) -> bool {
+    /// Settles one promise handed out by a pending call, if the host has settled one (polling
+    /// briefly for an answer while no other executor waits for a thread).
+    pub(super) fn settle_next<'js>(&self, ctx: &Ctx<'js>, state: &RunState) -> Next {
         let next = self.settled.borrow_mut().pop_front();
         let (id, result) = match next {
             Some(settled) => settled,
             None => loop {
-                match self.wait(state) {
-                    Waited::Stopped => return false,
-                    Waited::Answer(id, ToolAnswer::Settled(result)) => break (id, result),
-                    Waited::Answer(..) => {}
+                if state.should_interrupt() {
+                    return Next::Stopped;
+                }
+                let Some(inbox) = self.inbox.upgrade() else {
+                    state.stop_with(Stop::Shutdown);
+                    return Next::Stopped;
+                };
+                let until = state
+                    .deadline
+                    .get()
+                    .map_or(Instant::now() + SPIN, |deadline| {
+                        deadline.min(Instant::now() + SPIN)
+                    });
+                match inbox.poll(until) {
+                    None => return Next::Waiting,
+                    Some(Command::Tool(id, ToolAnswer::Settled(result)))
+                        if id >= self.first_id_of_run.get() =>
+                    {
+                        break (id, result)
+                    }
+                    Some(Command::Tool(..) | Command::Wake) => {}
+                    Some(command) => self.set_aside(state, command),
                 }
             },
         };
         let Some(awaiting) = self.awaiting.borrow_mut().remove(&id) else {
-            return true;
+            return Next::Settled;
         };
         self.add_tool_time(awaiting.started);
         let settled = match result {
@@ -234,7 +273,7 @@ impl Bridge {
                 Err(_) => self.reject_with(
                     ctx,
                     &awaiting,
-                    ToolFailure::new(format!(
+                    ToolFailure::of_host(format!(
                         "the result of {} cannot be copied into the sandbox",
                         awaiting.tool
                     )),
@@ -245,7 +284,7 @@ impl Bridge {
         if settled.is_err() {
             ctx.catch();
         }
-        true
+        Next::Settled
     }
 
     /// The tool whose failure `thrown` is, if it is one.
@@ -267,25 +306,25 @@ impl Bridge {
             .map(|(_, tool, failure)| (tool.clone(), failure.clone()))
     }
 
-    /// Waits for the next tool answer until the run's deadline. Other commands are kept for
-    /// later; answers of earlier runs are dropped.
+    /// Waits, holding the thread, for the next tool answer until the run's deadline (a
+    /// synchronous call). Other commands are set aside; answers of earlier runs are dropped.
     fn wait(&self, state: &RunState) -> Waited {
+        let Some(inbox) = self.inbox.upgrade() else {
+            state.stop_with(Stop::Shutdown);
+            return Waited::Stopped;
+        };
         loop {
             if state.should_interrupt() {
                 return Waited::Stopped;
             }
-            match inbox::receive(&self.inbox, state.deadline.get()) {
+            match inbox.receive(state.deadline.get()) {
                 Ok(Command::Tool(id, answer)) if id >= self.first_id_of_run.get() => {
                     return Waited::Answer(id, answer)
                 }
                 Ok(Command::Tool(..) | Command::Wake) => {}
-                Ok(Command::Shutdown) => {
-                    state.stop_with(Stop::Shutdown);
-                    self.deferred.borrow_mut().push_back(Command::Shutdown);
-                }
-                Ok(command) => self.deferred.borrow_mut().push_back(command),
-                Err(mpsc::RecvTimeoutError::Timeout) => state.stop_with(Stop::Timeout),
-                Err(mpsc::RecvTimeoutError::Disconnected) => state.stop_with(Stop::Shutdown),
+                Ok(command) => self.set_aside(state, command),
+                Err(RecvTimeoutError::Timeout) => state.stop_with(Stop::Timeout),
+                Err(RecvTimeoutError::Disconnected) => state.stop_with(Stop::Shutdown),
             }
         }
     }
@@ -301,7 +340,7 @@ impl Bridge {
             self.throw_failure(
                 ctx,
                 tool,
-                ToolFailure::new(format!(
+                ToolFailure::of_host(format!(
                     "the result of {tool} cannot be copied into the sandbox"
                 )),
             )

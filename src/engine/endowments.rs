@@ -1,6 +1,7 @@
 //! What the host puts into a context between runs (§4.3.2, §4.3.3, §5.2): tools, as frozen
 //! non-writable, non-configurable globals that call the host; variables, as ordinary writable
-//! globals holding copies.
+//! globals holding copies. Neither may take a name that a top-level `let`, `const` or `class`
+//! of an earlier run holds: that binding would hide it from every later run.
 
 use std::rc::Rc;
 
@@ -10,6 +11,7 @@ use rquickjs::Ctx;
 use super::bridge::Bridge;
 use super::convert::from_value;
 use super::globals::define_hardened;
+use super::reflect::has_global_lexical;
 use super::state::RunState;
 use crate::value::Value;
 
@@ -27,6 +29,11 @@ pub(super) fn define_tools<'js>(
         if installed.contains(name) {
             continue;
         }
+        if has_global_lexical(ctx, name) {
+            return Err(format!(
+                "cannot install tool '{name}': the sandbox's code declared '{name}' with let, const or class, which would hide the tool"
+            ));
+        }
         Bridge::tool_function(ctx, bridge, state, name.clone(), name)
             .and_then(|function| define_hardened(ctx, name, function.into_value(), true))
             .map_err(|_| {
@@ -41,6 +48,14 @@ pub(super) fn define_tools<'js>(
 /// Sets each variable as a writable global holding a copy of the host's value.
 pub(super) fn set_variables(ctx: &Ctx<'_>, variables: &[(String, Value)]) -> Result<(), String> {
     let globals = ctx.globals();
+    if let Some((name, _)) = variables
+        .iter()
+        .find(|(name, _)| has_global_lexical(ctx, name))
+    {
+        return Err(format!(
+            "variable '{name}' cannot be set: the sandbox's code declared '{name}' with let, const or class, which would hide the variable"
+        ));
+    }
     for (name, value) in variables {
         let copy = from_value(ctx, value).map_err(|error| {
             ctx.catch();
@@ -57,4 +72,63 @@ pub(super) fn set_variables(ctx: &Ctx<'_>, variables: &[(String, Value)]) -> Res
             })?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::testing::{engine_with, run_on, FakeHost};
+    use crate::engine::EngineError;
+    use crate::options::Options;
+    use crate::value::Value;
+
+    #[test]
+    fn patch_0203_a_tool_or_variable_a_lexical_binding_would_hide_is_refused() {
+        let options = Options::default();
+        let engine = engine_with(FakeHost::default(), &options);
+        run_on(
+            &engine,
+            "let search = 1; const answer = 2; var plain = 3",
+            &options,
+        )
+        .result
+        .unwrap();
+        let refused = |result: Result<(), EngineError>| match result {
+            Err(EngineError::Endowment(message)) => message,
+            other => panic!("expected a refusal, got {other:?}"),
+        };
+        let tool = refused(
+            engine
+                .define_tools(vec!["search".into()])
+                .blocking_recv()
+                .unwrap(),
+        );
+        assert!(
+            tool.contains("declared 'search' with let, const or class"),
+            "{tool}"
+        );
+        let variable = refused(
+            engine
+                .set_variables(vec![("answer".into(), Value::Number(1.0))])
+                .blocking_recv()
+                .unwrap(),
+        );
+        assert!(variable.contains("'answer'"), "{variable}");
+        // Names the code did not declare lexically are free.
+        engine
+            .set_variables(vec![("fresh".into(), Value::Number(4.0))])
+            .blocking_recv()
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            run_on(&engine, "[fresh, search, answer]", &options)
+                .result
+                .unwrap()
+                .output,
+            Value::Array(vec![
+                Some(Value::Number(4.0)),
+                Some(Value::Number(1.0)),
+                Some(Value::Number(2.0))
+            ])
+        );
+    }
 }

@@ -8,6 +8,7 @@ use super::host::ToolFailure;
 use super::inspect;
 use super::reflect::refused_allocations;
 use super::{EngineError, SourcePosition};
+use crate::diagnostic::Location;
 use crate::program::{PreparedProgram, SCRIPT_NAME};
 
 /// The failure of an operation during which the heap refused an allocation (see
@@ -34,13 +35,15 @@ pub fn endowed(
 }
 
 /// Describes `thrown` for `ERR_RUNTIME_EXCEPTION`: `Name: message` for errors, Node's
-/// `Uncaught <inspect>` for anything else, plus the user's location when the stack has one. An
-/// exhausted stack is reported as the limit it hit (an exhausted heap is told by
-/// [`refused_allocations`], not by what was thrown).
+/// `Uncaught <inspect>` for anything else, plus the user's location: where the stack says, or
+/// else `site` (where the run returned the Promise that rejected with `thrown`). An exhausted
+/// stack is reported as the limit it hit (an exhausted heap is told by [`refused_allocations`],
+/// not by what was thrown).
 pub fn runtime_error<'js>(
     ctx: &Ctx<'js>,
     thrown: &JsValue<'js>,
     program: &PreparedProgram,
+    site: Option<&str>,
 ) -> EngineError {
     let (description, stack) = describe(ctx, thrown);
     if description == "RangeError: Maximum call stack size exceeded" {
@@ -51,7 +54,18 @@ pub fn runtime_error<'js>(
             ),
         };
     }
-    let at = locate(stack.as_deref(), program);
+    let (description, at) = match redeclared(&description) {
+        // Raised as the script starts, before any of it runs: the stack names its first line,
+        // the declaration is what the caller must change.
+        Some(name) => (
+            format!("{description}{REDECLARATION_HINT}"),
+            program
+                .declaration(name)
+                .and_then(|location| position(location, program))
+                .or_else(|| locate(stack.as_deref(), site, program)),
+        ),
+        None => (description, locate(stack.as_deref(), site, program)),
+    };
     if let Some(refusal) = description.strip_prefix(IMPORT_REFUSED) {
         return EngineError::ImportNotAllowed {
             message: refusal.to_owned(),
@@ -71,23 +85,45 @@ pub fn runtime_error<'js>(
     EngineError::Runtime { message, at }
 }
 
+/// A run whose promise nothing can settle any more; `site` is where it returned a Promise,
+/// which is then the one it waits for.
+pub fn never_settles(program: &PreparedProgram, site: Option<&str>) -> EngineError {
+    EngineError::Runtime {
+        message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
+        at: locate(None, site, program),
+    }
+}
+
+/// What QuickJS says when a declaration clashes with a binding of an earlier run.
+const REDECLARATION: &str = "SyntaxError: redeclaration of '";
+
+/// What the REPL rules allow instead (README "Semantics").
+const REDECLARATION_HINT: &str = ": an earlier run declared it, and a later run may declare again only a let or class as let or class, or a const as const";
+
+/// The name of a [`REDECLARATION`] error.
+fn redeclared(description: &str) -> Option<&str> {
+    description.strip_prefix(REDECLARATION)?.strip_suffix('\'')
+}
+
 /// How a refusal of the module loader reads once described (`Name: message`).
 const IMPORT_REFUSED: &str = "ImportNotAllowedError: ";
 
 /// Describes a tool failure that user code did not catch (`ERR_TOOL_PROXY_FAIL`), with the
-/// line of the call.
+/// line of the call (or `site`, as for [`runtime_error`]).
 pub fn tool_error<'js>(
     ctx: &Ctx<'js>,
     thrown: &JsValue<'js>,
     tool: String,
     failure: &ToolFailure,
     program: &PreparedProgram,
+    site: Option<&str>,
 ) -> EngineError {
     let (_, stack) = describe(ctx, thrown);
     EngineError::Tool {
         tool,
         message: format!("{}: {}", failure.name, failure.message),
-        at: locate(stack.as_deref(), program),
+        at: locate(stack.as_deref(), site, program),
+        retryable: failure.retryable,
     }
 }
 
@@ -112,11 +148,22 @@ fn describe<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> (String, Option<Strin
     }
 }
 
-/// The user's position of the first script frame of `stack`.
-fn locate(stack: Option<&str>, program: &PreparedProgram) -> Option<SourcePosition> {
+/// The user's position of the first script frame of `stack`, else of `site` (the stack where
+/// the run returned a Promise).
+fn locate(
+    stack: Option<&str>,
+    site: Option<&str>,
+    program: &PreparedProgram,
+) -> Option<SourcePosition> {
     let location = stack
         .and_then(first_script_position)
+        .or_else(|| site.and_then(first_script_position))
         .and_then(|(line, column)| program.positions.original(line, column))?;
+    position(location, program)
+}
+
+/// `location` with its line of the user's code.
+fn position(location: Location, program: &PreparedProgram) -> Option<SourcePosition> {
     let source_line = program.source.line(location.line)?.trim().to_owned();
     Some(SourcePosition {
         location,

@@ -1,5 +1,5 @@
 //! The bindings the executor installs in every context: `console` (§7.3), `final_answer` (§5.4),
-//! and the hooks the rewritten program calls (`__smol_guard`, `__smol_output`).
+//! and the hooks the rewritten program calls (`__smol_guard`, `__smol_result`).
 //!
 //! Each is a native function over the engine's [`RunState`], installed as a non-writable,
 //! non-configurable, non-enumerable global and frozen (§5.2 "harden or equivalent"), so user code
@@ -14,9 +14,9 @@ use rquickjs::{Ctx, Exception, Function, Object, Result, Value as JsValue};
 use super::convert::{to_value, Uncopyable};
 use super::inspect;
 use super::reflect::{bare_function, BareCall, Reflect};
-use super::state::{RunState, Stop};
+use super::state::{RunResult, RunState, Stop};
 use crate::options::LogLevel;
-use crate::program::{FINAL_ANSWER, GUARD_FUNCTION, OUTPUT_FUNCTION};
+use crate::program::{FINAL_ANSWER, GUARD_FUNCTION, RESULT_FUNCTION};
 use crate::value::Value;
 
 /// Installs every binding in `ctx`'s global object.
@@ -25,22 +25,32 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
 
     install_guard(ctx, state)?;
 
-    let output_state = Rc::clone(state);
-    let output = Function::new(
+    // A Promise goes back to the script, whose `return` awaits it (its value becomes the
+    // output); any other value is copied at once and not returned, so that `return` never
+    // looks for a `then` on it (a getter or Proxy trap would run: only Promises are awaited).
+    let result_state = Rc::clone(state);
+    let result = Function::new(
         ctx.clone(),
-        move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<()> {
-            if output_state.stop.get().is_some() {
+        move |ctx: Ctx<'js>, value: Opt<JsValue<'js>>| -> Result<Option<JsValue<'js>>> {
+            if result_state.stop.get().is_some() {
                 return Err(throw_stop(&ctx));
             }
-            let copied = value
-                .0
-                .map_or(Value::Undefined, |value| copy_out(&ctx, &value));
-            *output_state.output.borrow_mut() = copied;
-            Ok(())
+            match value.0 {
+                Some(value) if value.is_promise() => {
+                    let site = call_site(&ctx);
+                    *result_state.result.borrow_mut() = RunResult::Promise { site };
+                    Ok(Some(value))
+                }
+                value => {
+                    let copied = value.map_or(Value::Undefined, |value| copy_out(&ctx, &value));
+                    *result_state.result.borrow_mut() = RunResult::Value(copied);
+                    Ok(None)
+                }
+            }
         },
     )?
-    .with_name(OUTPUT_FUNCTION)?;
-    define(OUTPUT_FUNCTION, output.into_value())?;
+    .with_name(RESULT_FUNCTION)?;
+    define(RESULT_FUNCTION, result.into_value())?;
 
     let answer_state = Rc::clone(state);
     let final_answer = Function::new(
@@ -139,8 +149,14 @@ pub(super) fn named_error<'js>(ctx: &Ctx<'js>, name: &str, message: &str) -> Res
     Ok(error)
 }
 
+/// The stack of the calling code, from an error made for the purpose; only asked when a run's
+/// result is a Promise.
+fn call_site(ctx: &Ctx<'_>) -> Option<String> {
+    Exception::from_message(ctx.clone(), "").ok()?.stack()
+}
+
 /// Copies an output or a final answer; Describe mode never fails, but stays total if it did.
-fn copy_out<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Value {
+pub(super) fn copy_out<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Value {
     to_value(ctx, value, Uncopyable::Describe, "output")
         .unwrap_or_else(|error| Value::Uncloneable(error.to_string()))
 }

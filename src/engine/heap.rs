@@ -5,12 +5,92 @@
 //! with the limit before every allocation), so metering here changes nothing about the limit.
 //! QuickJS's arenas sit above it too: the meter sees whole arenas and large blocks, the memory
 //! the runtime really takes from the process.
+//!
+//! Freed runtimes' memory goes back to the system. glibc keeps what is freed in the arena of the
+//! thread that allocated it, and hands back only the free space at the top of a heap, so after
+//! thousands of executors were cleaned up the process kept all they had held (measured: 3,000
+//! executors took RSS from 46 to 466 MiB, and it stayed there after cleanup; re-creating them
+//! grew it further, because a pool thread cannot reuse what another thread's arena holds). So
+//! once runtimes (or executors' host sides) have been freed, a pool thread asks glibc to return
+//! every free page of every arena (`malloc_trim`): a second after the last free
+//! ([`TRIM_DELAY`]), or [`TRIM_MAX_DELAY`] after the first while frees keep coming, so that a
+//! burst of cleanups costs one trim; one more trim [`TRIM_MAX_DELAY`] later hands back what was
+//! freed late (an executor's host side goes when Node collects the executor, and its handles
+//! close on later turns of Node's event loop). Other allocators (macOS, Windows, musl) return
+//! memory by their own policy.
 
 use std::cell::Cell;
 use std::ptr;
 use std::rc::Rc;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::pool;
 
 use rquickjs::allocator::{Allocator, RustAllocator};
+
+/// How long after the last free the free memory is handed back: long enough that a burst of
+/// cleanups costs one trim, short enough that the memory is back by the time anyone looks.
+const TRIM_DELAY: Duration = Duration::from_secs(1);
+
+/// The longest a trim waits once memory was freed, however often more is freed meanwhile.
+const TRIM_MAX_DELAY: Duration = Duration::from_secs(5);
+
+/// Frees not handed back yet: the first and the last since the last trim.
+static FREED: Mutex<Option<(Instant, Instant)>> = Mutex::new(None);
+
+fn freed() -> std::sync::MutexGuard<'static, Option<(Instant, Instant)>> {
+    FREED.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Called once memory has been freed in bulk (a runtime, or an executor's host side):
+/// schedules handing free memory back to the system.
+pub fn memory_freed() {
+    let now = Instant::now();
+    let mut freed = freed();
+    match freed.as_mut() {
+        Some((_, last)) => *last = now,
+        None => {
+            *freed = Some((now, now));
+            pool::call_at(now + TRIM_DELAY, trim_when_due);
+        }
+    }
+}
+
+/// The trim timer: trims once the frees have paused (or waited long enough), else waits more.
+fn trim_when_due() {
+    let now = Instant::now();
+    let mut freed = freed();
+    let Some((first, last)) = *freed else { return };
+    let due = (last + TRIM_DELAY).min(first + TRIM_MAX_DELAY);
+    if now < due {
+        pool::call_at(due, trim_when_due);
+        return;
+    }
+    *freed = None;
+    drop(freed);
+    trim();
+    // What goes after the frees we hear of (the host side's queues and handles are closed on
+    // later turns of Node's event loop) is handed back by one more trim.
+    pool::call_at(now + TRIM_MAX_DELAY, trim_after_burst);
+}
+
+/// The trim that follows a burst's: skipped if another burst's trim is on its way.
+fn trim_after_burst() {
+    if freed().is_none() {
+        trim();
+    }
+}
+
+/// Returns every free page of every malloc arena to the system.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim() {
+    // SAFETY: malloc_trim has no preconditions; it takes each arena's lock while it works.
+    unsafe { libc::malloc_trim(0) };
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim() {}
 
 /// Bytes held by one runtime, and the most it held since the last [`HeapMeter::begin_run`].
 #[derive(Debug, Default)]
@@ -127,6 +207,21 @@ mod tests {
         assert_eq!(meter.peak(), at_peak);
         meter.begin_run();
         assert_eq!(meter.peak(), 0);
+    }
+
+    /// Patch 0300 (vendor/quickjs-patches/0300-arena-growth.patch): what QuickJS takes from the
+    /// allocator for a fresh runtime and context is close to what it uses (size-class arenas
+    /// start small instead of at 4 KB each): 1.23 times with the patch, 1.57 times without.
+    #[test]
+    fn a_fresh_runtime_holds_little_more_than_it_uses() {
+        let meter = Rc::new(HeapMeter::default());
+        let runtime =
+            rquickjs::Runtime::new_with_alloc(MeteredAllocator(Rc::clone(&meter))).unwrap();
+        let context = rquickjs::Context::full(&runtime).unwrap();
+        let used = usize::try_from(runtime.memory_usage().malloc_size).unwrap();
+        let held = meter.held.get();
+        assert!(held * 100 < used * 130, "held {held} bytes for {used} used");
+        drop(context);
     }
 
     #[test]

@@ -4,12 +4,13 @@
 //! A call is answered exactly once, from any thread, by [`ToolReply`]: either at once
 //! (`returned`, the tool gave a plain value or threw — the sandbox sees a value or a catchable
 //! error, synchronously) or `pending` (the tool returned a promise — the sandbox gets a promise,
-//! settled later through [`ToolSettlement`]). Answers travel to the engine thread on its inbox.
+//! settled later through [`ToolSettlement`]). Answers travel to the engine's inbox, which queues
+//! the engine on the pool if it rests.
 
-use std::sync::mpsc;
+use std::sync::Weak;
 
 use super::console::LogEntry;
-use super::Command;
+use super::{Command, EngineInbox};
 use crate::value::Value;
 
 /// What the host provides.
@@ -44,6 +45,10 @@ pub struct ToolCall {
 pub struct ToolFailure {
     pub name: String,
     pub message: String,
+    /// Whether calling again can succeed (§8.2's "Depends" row of `ERR_TOOL_PROXY_FAIL`): the
+    /// tool's own error says so with `retryable: false`; a result the host gave that cannot
+    /// be copied is the host's fault, never the code's.
+    pub retryable: bool,
 }
 
 impl ToolFailure {
@@ -52,6 +57,15 @@ impl ToolFailure {
         Self {
             name: "Error".into(),
             message: message.into(),
+            retryable: true,
+        }
+    }
+
+    /// A failure of the host's side that calling again cannot fix.
+    pub fn of_host(message: impl Into<String>) -> Self {
+        Self {
+            retryable: false,
+            ..Self::new(message)
         }
     }
 }
@@ -74,15 +88,15 @@ pub(super) enum ToolAnswer {
 #[derive(Debug)]
 struct Answerer {
     id: u64,
-    inbox: Option<mpsc::Sender<Command>>,
+    inbox: Option<Weak<EngineInbox>>,
 }
 
 impl Answerer {
     /// Sends `answer` unless one was sent already.
     fn send(&mut self, answer: ToolAnswer) {
-        if let Some(inbox) = self.inbox.take() {
-            // The engine may be gone (cleanup, timeout): a late answer is dropped harmlessly.
-            let _ = inbox.send(Command::Tool(self.id, answer));
+        // The engine may be gone (cleanup, timeout): a late answer is dropped harmlessly.
+        if let Some(inbox) = self.inbox.take().and_then(|inbox| inbox.upgrade()) {
+            inbox.post(Command::Tool(self.id, answer));
         }
     }
 }
@@ -92,7 +106,7 @@ impl Answerer {
 pub struct ToolReply(Answerer);
 
 impl ToolReply {
-    pub(super) fn new(id: u64, inbox: mpsc::Sender<Command>) -> Self {
+    pub(super) fn new(id: u64, inbox: Weak<EngineInbox>) -> Self {
         Self(Answerer {
             id,
             inbox: Some(inbox),

@@ -1,9 +1,12 @@
-//! The engine: one QuickJS runtime + context per executor, owned by a thread of its own
-//! (DESIGN.md "What we are building"). Sandbox code never runs on Node's thread; a run is a
-//! message to this thread, answered on a oneshot channel. The engine knows nothing of napi.
+//! The engine: one QuickJS runtime + context per executor, run on a shared pool of engine
+//! threads (DESIGN.md "What we are building"; `pool.rs`). Sandbox code never runs on Node's
+//! thread; a run is a message to the executor's inbox, answered on a oneshot channel, and an
+//! idle executor owns no thread. The engine knows nothing of napi.
 
 mod bridge;
 mod canvas;
+#[cfg(test)]
+mod conformance;
 mod console;
 mod convert;
 mod endowments;
@@ -15,16 +18,19 @@ mod inbox;
 pub mod inspect;
 mod lockdown;
 mod modules;
+mod pool;
 mod reflect;
+mod script;
+#[cfg(test)]
+mod semantics_tests;
+mod stack;
 mod state;
 #[cfg(test)]
 pub mod testing;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
@@ -33,8 +39,12 @@ use crate::diagnostic::{Diagnostic, Location};
 use crate::options::{LogLevel, Options};
 use crate::value::Value;
 use host::{Host, ToolAnswer};
+use stack::PROGRAM_STACK_BYTES;
 
 pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
+pub use heap::memory_freed;
+pub use pool::{set_threads, stats as pool_stats, PoolStats, MAX_THREADS, THREADS_VARIABLE};
+pub use worker::live as live_engines;
 
 /// What the engine thread is built with.
 #[derive(Debug, Clone)]
@@ -94,7 +104,7 @@ pub struct RunAbort(Arc<AbortShared>);
 struct AbortShared {
     aborted: AtomicBool,
     /// The engine's inbox, once the run is queued: aborting wakes a run waiting for a tool.
-    wake: Mutex<Option<mpsc::Sender<Command>>>,
+    wake: Mutex<Option<Weak<EngineInbox>>>,
     /// When the engine took the run up: its deadline is `timeoutMs` from here.
     started: OnceLock<Instant>,
 }
@@ -108,9 +118,15 @@ impl RunAbort {
     /// Aborts the run. Idempotent; harmless once the run is over.
     pub fn abort(&self) {
         self.0.aborted.store(true, Ordering::SeqCst);
-        let wake = self.0.wake.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(inbox) = wake.as_ref() {
-            let _ = inbox.send(Command::Wake);
+        let inbox = self
+            .0
+            .wake
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .and_then(Weak::upgrade);
+        if let Some(inbox) = inbox {
+            inbox.post(Command::Wake);
         }
     }
 
@@ -129,8 +145,8 @@ impl RunAbort {
         let _ = self.0.started.set(at);
     }
 
-    fn attach(&self, inbox: mpsc::Sender<Command>) {
-        *self.0.wake.lock().unwrap_or_else(PoisonError::into_inner) = Some(inbox);
+    fn attach(&self, inbox: &Arc<EngineInbox>) {
+        *self.0.wake.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::downgrade(inbox));
     }
 }
 
@@ -159,7 +175,7 @@ pub struct Completion {
 }
 
 /// The answer to a run: its outcome, its logs (always, §9.5), whether the context can still be
-/// trusted (§7.6), and its figures.
+/// trusted (§7.6), its figures, and what validation noted about the code.
 #[derive(Debug)]
 pub struct RunReport {
     pub result: Result<Completion, EngineError>,
@@ -168,6 +184,9 @@ pub struct RunReport {
     pub logs: Logs,
     pub dirty: bool,
     pub stats: RunStats,
+    /// The `WARNING` and `INFO` diagnostics of the code that ran (§8.3); a refused run carries
+    /// all of its diagnostics in its error instead.
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 impl RunReport {
@@ -179,6 +198,7 @@ impl RunReport {
             logs: Logs::default(),
             dirty,
             stats: RunStats::default(),
+            diagnostics: Vec::new(),
         }
     }
 }
@@ -203,12 +223,13 @@ pub enum EngineError {
         message: String,
         at: Option<SourcePosition>,
     },
-    /// A tool failed and user code did not catch it (§7.4).
+    /// A tool failed and user code did not catch it (§7.4); `retryable` is the tool's say.
     #[error("{tool}: {message}")]
     Tool {
         tool: String,
         message: String,
         at: Option<SourcePosition>,
+        retryable: bool,
     },
     /// The module loader refused an `import()` that user code did not catch (§5.3).
     #[error("{message}")]
@@ -255,11 +276,15 @@ pub enum EngineError {
     Stopped,
 }
 
-/// The engine thread's stack beyond QuickJS's own budget, which oxc uses while preparing code.
-const PROGRAM_STACK_BYTES: usize = 32 * 1024 * 1024;
-
-/// A message to the engine thread.
+/// A message to the engine.
 enum Command {
+    /// Builds the runtime and context (the first message of every engine).
+    Start(
+        EngineConfig,
+        Arc<dyn Host>,
+        Arc<AtomicBool>,
+        oneshot::Sender<Result<(), EngineError>>,
+    ),
     Run(RunRequest, oneshot::Sender<RunReport>),
     DefineTools(Vec<String>, oneshot::Sender<Result<(), EngineError>>),
     SetVariables(
@@ -268,65 +293,60 @@ enum Command {
     ),
     /// An answer about tool call `id`.
     Tool(u64, ToolAnswer),
-    /// A run was aborted: a run waiting for a tool must look at its abort handle.
+    /// A run's deadline passed, or it was aborted: a run waiting for a tool must look at its
+    /// deadline and abort handle.
     Wake,
-    Shutdown,
+    /// Frees the runtime; the sender (if any) is answered once it is gone.
+    Shutdown(Option<oneshot::Sender<()>>),
 }
 
-/// The handle to an engine thread. Dropping it stops the thread without waiting for it.
+/// An engine's inbox: its messages, and the engine while no pool thread holds it.
+type EngineInbox = inbox::Inbox<Command, worker::Resting>;
+
+/// The handle to an engine. Dropping it frees the engine without waiting for it.
 pub struct Engine {
-    commands: mpsc::Sender<Command>,
+    inbox: Arc<EngineInbox>,
     shutdown: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    stopped: bool,
 }
 
 impl Engine {
-    /// Spawns the engine thread, whose tool calls go to `host`. The receiver answers once the
-    /// runtime and context exist.
+    /// Creates an engine whose tool calls go to `host`; a pool thread builds its runtime and
+    /// context. The receiver answers once they exist.
     pub fn start(
         config: EngineConfig,
         host: Arc<dyn Host>,
-    ) -> Result<(Engine, oneshot::Receiver<Result<(), EngineError>>), EngineError> {
-        let (commands, inbox) = mpsc::channel();
+    ) -> (Engine, oneshot::Receiver<Result<(), EngineError>>) {
         let (ready, ready_rx) = oneshot::channel();
         let shutdown = Arc::new(AtomicBool::new(false));
-        let thread_shutdown = Arc::clone(&shutdown);
-        let replies = commands.clone();
-        // The thread's own stack must stay well above QuickJS's limit (TOOLCHAIN-NOTES); the
-        // rest carries oxc's recursion over the code of typical runs (larger code is prepared
-        // on a deeper stack: `program::prepare_safely`). Only touched pages cost memory.
-        let stack_size = config.max_stack_bytes.saturating_add(PROGRAM_STACK_BYTES);
-        let thread = std::thread::Builder::new()
-            .name("ses-executor".into())
-            .stack_size(stack_size)
-            .spawn(move || worker::main(config, (inbox, replies), host, ready, thread_shutdown))
-            .map_err(|error| {
-                EngineError::Start(format!("cannot spawn the engine thread: {error}"))
-            })?;
-        Ok((
+        let inbox = EngineInbox::start(
+            Command::Start(config, host, Arc::clone(&shutdown), ready),
+            worker::serve,
+            || Command::Wake,
+        );
+        (
             Engine {
-                commands,
+                inbox,
                 shutdown,
-                thread: Some(thread),
+                stopped: false,
             },
             ready_rx,
-        ))
+        )
     }
 
-    /// Queues a run on the engine thread. If the thread is gone, the receiver reports a closed
-    /// channel.
+    /// Queues a run. If the engine is gone, the receiver reports a closed channel.
     pub fn run(&self, request: RunRequest) -> oneshot::Receiver<RunReport> {
         let (reply, receiver) = oneshot::channel();
-        request.abort.attach(self.commands.clone());
-        // A send error drops `reply`, which is exactly the "thread is gone" signal.
-        let _ = self.commands.send(Command::Run(request, reply));
+        request.abort.attach(&self.inbox);
+        // A closed inbox drops `reply`, which is exactly the "engine is gone" signal.
+        self.inbox.post(Command::Run(request, reply));
         receiver
     }
 
     /// Installs the named tools as sandbox globals that call the host (§7.4).
     pub fn define_tools(&self, names: Vec<String>) -> oneshot::Receiver<Result<(), EngineError>> {
         let (reply, receiver) = oneshot::channel();
-        let _ = self.commands.send(Command::DefineTools(names, reply));
+        self.inbox.post(Command::DefineTools(names, reply));
         receiver
     }
 
@@ -336,29 +356,30 @@ impl Engine {
         variables: Vec<(String, Value)>,
     ) -> oneshot::Receiver<Result<(), EngineError>> {
         let (reply, receiver) = oneshot::channel();
-        let _ = self.commands.send(Command::SetVariables(variables, reply));
+        self.inbox.post(Command::SetVariables(variables, reply));
         receiver
     }
 
-    /// Asks the thread to stop (interrupting any user code still running) and hands back the
-    /// thread so the caller can join it off Node's thread.
-    pub fn stop(mut self) -> Option<JoinHandle<()>> {
-        self.signal_stop();
-        self.thread.take()
+    /// Stops the engine, interrupting any user code still running; the receiver answers once
+    /// the runtime is freed (a closed channel means the engine failed rather than stopped).
+    pub fn stop(mut self) -> oneshot::Receiver<()> {
+        let (done, receiver) = oneshot::channel();
+        self.signal_stop(Some(done));
+        receiver
     }
 
-    fn signal_stop(&self) {
+    fn signal_stop(&mut self, done: Option<oneshot::Sender<()>>) {
+        self.stopped = true;
         self.shutdown.store(true, Ordering::Relaxed);
-        let _ = self.commands.send(Command::Shutdown);
+        self.inbox.post(Command::Shutdown(done));
     }
 }
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        // Garbage-collected without cleanup(): stop the thread, but never block the caller
-        // (Node's thread) on a join.
-        if self.thread.is_some() {
-            self.signal_stop();
+        // Garbage-collected without cleanup(): free the engine, without waiting for it.
+        if !self.stopped {
+            self.signal_stop(None);
         }
     }
 }

@@ -118,7 +118,7 @@ fn a_heap_too_small_for_a_context_fails_the_start_at_the_limit() {
         ..Options::default()
     };
     let (_engine, ready) =
-        Engine::start(EngineConfig::from(&options), Arc::new(FakeHost::default())).unwrap();
+        Engine::start(EngineConfig::from(&options), Arc::new(FakeHost::default()));
     match ready.blocking_recv().unwrap() {
         Err(EngineError::Start(message)) => assert!(message.contains("out of memory"), "{message}"),
         other => panic!("{other:?}"),

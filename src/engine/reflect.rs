@@ -116,6 +116,13 @@ impl RuntimeLimit {
         // SAFETY: the runtime is alive (see the type's contract) and locked by the running code.
         unsafe { qjs::JS_RunGC(self.0) };
     }
+    /// Makes QuickJS measure its stack limit from the calling thread's stack: the runtime moves
+    /// between engine threads, and the stack top it recorded belongs to the previous one.
+    pub(super) fn update_stack_top(&self) {
+        // SAFETY: the runtime is alive (see the type's contract) and used by this thread alone;
+        // the call records the current frame's address.
+        unsafe { qjs::JS_UpdateStackTop(self.0) };
+    }
 }
 
 /// Reads a context's values without running its code.
@@ -977,4 +984,86 @@ unsafe extern "C" fn bare_call<T: BareCall>(
     let ctx = unsafe { Ctx::from_raw(std::ptr::NonNull::new_unchecked(ctx)) };
     state.throw(&ctx);
     qjs::JS_EXCEPTION
+}
+
+// ---------------------------------------------------------------------------------------------
+// scripts and the global lexical environment (QuickJS patches 0201–0203)
+
+// What the patches add to QuickJS's C API is not in rquickjs-sys's bindings, which are generated
+// from the unpatched header: declared here, next to their one use.
+
+/// `JS_EVAL_FLAG_TOP_LEVEL_RETURN` of `vendor/quickjs-patches/0201-top-level-return.patch`.
+const JS_EVAL_FLAG_TOP_LEVEL_RETURN: u32 = 1 << 16;
+/// `JS_EVAL_FLAG_REPL` of `vendor/quickjs-patches/0202-repl-lexical-redeclaration.patch`.
+const JS_EVAL_FLAG_REPL: u32 = 1 << 17;
+
+extern "C" {
+    /// `vendor/quickjs-patches/0203-global-lexical-lookup.patch`.
+    fn JS_HasGlobalLexical(ctx: *mut qjs::JSContext, prop: qjs::JSAtom) -> bool;
+}
+
+/// How a global script is evaluated.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct ScriptFlags {
+    /// Top-level `await`: the evaluation is a promise (`JS_EVAL_FLAG_ASYNC`).
+    pub asynchronous: bool,
+    /// Top-level `return` (with `asynchronous`; patch 0201).
+    pub top_level_return: bool,
+    /// A REPL input: may declare again an earlier script's `let`/`class` or `const` (patch 0202).
+    pub repl: bool,
+    /// Compile only: check that the script compiles, run nothing.
+    pub compile_only: bool,
+}
+
+/// Evaluates `code` as a global script named `name` (so its stack frames say so). The value is
+/// the script's completion value, its promise when `asynchronous`, or `undefined` when
+/// `compile_only`; `Err(Exception)` leaves the exception in `ctx`.
+pub(super) fn eval_script<'js>(
+    ctx: &Ctx<'js>,
+    code: &str,
+    name: &str,
+    flags: ScriptFlags,
+) -> rquickjs::Result<Value<'js>> {
+    let bit = |on: bool, flag: u32| if on { flag } else { 0 };
+    let flags = qjs::JS_EVAL_TYPE_GLOBAL
+        | qjs::JS_EVAL_FLAG_BACKTRACE_BARRIER
+        | bit(flags.asynchronous, qjs::JS_EVAL_FLAG_ASYNC)
+        | bit(flags.top_level_return, JS_EVAL_FLAG_TOP_LEVEL_RETURN)
+        | bit(flags.repl, JS_EVAL_FLAG_REPL)
+        | bit(flags.compile_only, qjs::JS_EVAL_FLAG_COMPILE_ONLY);
+    let source = CString::new(code)?;
+    let name = CString::new(name)?;
+    let raw = ctx.as_raw().as_ptr();
+    // SAFETY: `raw` is this live context, on its thread; `source` is NUL-terminated as QuickJS
+    // requires (`len` excludes the terminator); the result is owned and handed to `Value`, which
+    // frees it (a compiled function included).
+    let value = unsafe {
+        Value::from_raw(
+            ctx.clone(),
+            qjs::JS_Eval(
+                raw,
+                source.as_ptr(),
+                code.len() as _,
+                name.as_ptr(),
+                flags as c_int,
+            ),
+        )
+    };
+    if value.is_exception() {
+        return Err(rquickjs::Error::Exception);
+    }
+    if (flags & qjs::JS_EVAL_FLAG_COMPILE_ONLY) != 0 {
+        return Ok(Value::new_undefined(ctx.clone()));
+    }
+    Ok(value)
+}
+
+/// Whether the context has a global lexical binding (a top-level `let`, `const` or `class` of
+/// a script) named `name`: it hides the global object's property of that name from every
+/// script.
+pub(super) fn has_global_lexical(ctx: &Ctx<'_>, name: &str) -> bool {
+    OwnedAtom::from_str(ctx, name).is_some_and(|atom| {
+        // SAFETY: a lookup in this live context's global lexical environment; reads only.
+        unsafe { JS_HasGlobalLexical(ctx.as_raw().as_ptr(), atom.raw) }
+    })
 }

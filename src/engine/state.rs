@@ -30,13 +30,38 @@ pub enum Stop {
     Shutdown,
 }
 
+/// What a run's script gave as its result (`__smol_result`, called by the rewrite with the
+/// last expression's value or a top-level `return`'s).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunResult {
+    /// Nothing: the output is `undefined`.
+    None,
+    /// A value, copied when it was given (the output).
+    Value(Value),
+    /// A Promise, which the script returns and so awaits: the output is what it resolves to.
+    /// `site` is the stack where it was returned, which locates its rejection when the reason
+    /// carries no position of its own.
+    Promise { site: Option<String> },
+}
+
+impl RunResult {
+    /// Where a returned Promise came from.
+    pub fn site(&self) -> Option<&str> {
+        match self {
+            Self::Promise { site } => site.as_deref(),
+            _ => None,
+        }
+    }
+}
+
 /// Per-run state.
 pub struct RunState {
     pub operations: Cell<u64>,
     pub max_operations: Cell<u64>,
     pub deadline: Cell<Option<Instant>>,
     pub stop: Cell<Option<Stop>>,
-    pub output: RefCell<Value>,
+    /// What the script handed to `__smol_result`.
+    pub result: RefCell<RunResult>,
     pub final_answer: RefCell<Option<Value>>,
     pub logs: RefCell<LogBuffer>,
     /// The current run's abort handle.
@@ -55,7 +80,7 @@ impl RunState {
             max_operations: Cell::new(u64::MAX),
             deadline: Cell::new(None),
             stop: Cell::new(None),
-            output: RefCell::new(Value::Undefined),
+            result: RefCell::new(RunResult::None),
             final_answer: RefCell::new(None),
             logs: RefCell::new(LogBuffer::new(LogLevel::ALL.to_vec(), 0)),
             abort: RefCell::new(None),
@@ -70,7 +95,7 @@ impl RunState {
         self.max_operations.set(max_operations);
         self.deadline.set(Some(deadline));
         self.stop.set(None);
-        *self.output.borrow_mut() = Value::Undefined;
+        *self.result.borrow_mut() = RunResult::None;
         *self.final_answer.borrow_mut() = None;
         *self.logs.borrow_mut() = logs;
         *self.abort.borrow_mut() = Some(abort);

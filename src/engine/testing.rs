@@ -21,6 +21,9 @@ pub enum FakeTool {
     Sync(Behaviour),
     /// Returns a promise settled after the delay.
     Async(Duration, Behaviour),
+    /// Returns synchronously, but only after the delay (a slow synchronous host function: the
+    /// engine's thread waits for it).
+    SlowSync(Duration, Behaviour),
     /// Returns a promise that never settles.
     Never,
 }
@@ -53,6 +56,12 @@ impl Host for FakeHost {
                     settlement.settle(behaviour(call.args));
                 });
             }
+            Some(FakeTool::SlowSync(delay, behaviour)) => {
+                std::thread::spawn(move || {
+                    std::thread::sleep(delay);
+                    call.reply.returned(behaviour(call.args));
+                });
+            }
             Some(FakeTool::Never) => std::mem::forget(call.reply.pending()),
         }
     }
@@ -74,7 +83,7 @@ pub fn after(
 /// A started engine serving `host`'s tools under `options`, with the tools installed.
 pub fn engine_with(host: FakeHost, options: &Options) -> Engine {
     let names: Vec<String> = host.tools.keys().cloned().collect();
-    let (engine, ready) = Engine::start(EngineConfig::from(options), Arc::new(host)).unwrap();
+    let (engine, ready) = Engine::start(EngineConfig::from(options), Arc::new(host));
     ready.blocking_recv().unwrap().unwrap();
     engine.define_tools(names).blocking_recv().unwrap().unwrap();
     engine

@@ -39,6 +39,7 @@ fn host() -> FakeHost {
                 Err(ToolFailure {
                     name: "TypeError".into(),
                     message: "kaput".into(),
+                    retryable: true,
                 })
             }),
         )
@@ -115,7 +116,9 @@ fn a_tool_failure_is_a_catchable_error_with_the_tools_name_and_message() {
 fn an_uncaught_tool_failure_is_a_tool_error_at_the_calling_line() {
     let engine = engine_with(host(), &options());
     match error(run_on(&engine, "const a = 1;\nboom(a)", &options())) {
-        EngineError::Tool { tool, message, at } => {
+        EngineError::Tool {
+            tool, message, at, ..
+        } => {
             assert_eq!(tool, "boom");
             assert_eq!(message, "TypeError: kaput");
             let at = at.expect("the calling line");
@@ -556,4 +559,184 @@ fn raw_nul_characters_in_directives_templates_and_regexps_run() {
         run("[/\0/.test('\0'), /\\\0/.test('\0')]"),
         Value::Array(vec![Some(Value::Bool(true)), Some(Value::Bool(true))])
     );
+}
+
+/// Sends a run without waiting for it.
+fn start_run(engine: &Engine, code: &str, options: &Options) -> oneshot::Receiver<RunReport> {
+    engine.run(RunRequest::new(code.into(), options, RunAbort::new()))
+}
+
+#[test]
+fn runs_waiting_for_async_tools_hold_no_thread() {
+    // Far more executors than pool threads, each awaiting a 200 ms tool: if a waiting run held
+    // its thread they would take (executors / threads) × 200 ms; they take about 200 ms.
+    let options = options();
+    let host = || FakeHost::default().with("slow", after(200, |_| Ok(Value::Number(1.0))));
+    let engines: Vec<Engine> = (0..40).map(|_| engine_with(host(), &options)).collect();
+    let started = Instant::now();
+    let replies: Vec<_> = engines
+        .iter()
+        .map(|engine| start_run(engine, "await slow()", &options))
+        .collect();
+    for reply in replies {
+        assert_eq!(output(reply.blocking_recv().unwrap()), Value::Number(1.0));
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(2_000),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_waiting_run_resumes_as_each_answer_arrives_and_keeps_its_order() {
+    let options = options();
+    let engine = engine_with(host(), &options);
+    let code = "const out = []; for (let i = 0; i < 20; i++) { out.push(await slowAdd(i)); out.push(add(i, 0)) } out.join(',')";
+    let expected: Vec<String> = (0..20)
+        .flat_map(|i| [i + 1, i])
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(
+        output(run_on(&engine, code, &options)),
+        Value::String(expected.join(","))
+    );
+}
+
+#[test]
+fn spinning_guests_beyond_the_pool_size_are_each_stopped_at_their_deadline() {
+    let options = Options {
+        timeout_ms: 150,
+        max_operations: u64::MAX,
+        ..Options::default()
+    };
+    let engines: Vec<Engine> = (0..8).map(|_| engine_with(host(), &options)).collect();
+    let replies: Vec<_> = engines
+        .iter()
+        .map(|engine| start_run(engine, "while (true) {}", &options))
+        .collect();
+    for reply in replies {
+        let report = reply.blocking_recv().unwrap();
+        assert!(report.dirty);
+        assert_eq!(error(report), EngineError::Timeout { timeout_ms: 150 });
+    }
+    // Every thread is free again: a fresh executor runs at once.
+    let fresh = engine_with(host(), &options);
+    assert_eq!(
+        output(run_on(&fresh, "1 + 1", &options)),
+        Value::Number(2.0)
+    );
+}
+
+#[test]
+fn stopping_an_engine_interrupts_its_spinning_run_and_frees_the_runtime() {
+    let options = Options {
+        timeout_ms: 60_000,
+        max_operations: u64::MAX,
+        ..Options::default()
+    };
+    let engine = engine_with(host(), &options);
+    let reply = start_run(&engine, "while (true) {}", &options);
+    std::thread::sleep(Duration::from_millis(50));
+    let started = Instant::now();
+    let freed = engine.stop();
+    assert_eq!(error(reply.blocking_recv().unwrap()), EngineError::Stopped);
+    assert_eq!(freed.blocking_recv(), Ok(()));
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn stopping_an_engine_ends_a_run_waiting_off_thread() {
+    let options = Options {
+        timeout_ms: 60_000,
+        ..Options::default()
+    };
+    let engine = engine_with(host(), &options);
+    let reply = start_run(&engine, "await never()", &options);
+    std::thread::sleep(Duration::from_millis(50));
+    let freed = engine.stop();
+    assert_eq!(error(reply.blocking_recv().unwrap()), EngineError::Stopped);
+    assert_eq!(freed.blocking_recv(), Ok(()));
+}
+
+#[test]
+fn messages_sent_while_a_run_waits_are_served_after_it_in_order() {
+    let options = Options {
+        run_concurrency: crate::options::RunConcurrency::Queue,
+        ..options()
+    };
+    let engine = engine_with(host(), &options);
+    let first = start_run(
+        &engine,
+        "globalThis.order = [await slowAdd(0)]; 1",
+        &options,
+    );
+    let variables = engine.set_variables(vec![("late".into(), Value::Number(5.0))]);
+    let second = start_run(&engine, "order.push(late); order", &options);
+    assert_eq!(output(first.blocking_recv().unwrap()), Value::Number(1.0));
+    assert_eq!(variables.blocking_recv().unwrap(), Ok(()));
+    assert_eq!(
+        output(second.blocking_recv().unwrap()),
+        Value::Array(vec![Some(Value::Number(1.0)), Some(Value::Number(5.0))])
+    );
+}
+
+#[test]
+fn the_deepest_stack_the_options_allow_throws_a_range_error_on_a_pool_thread() {
+    let depth = |max_stack_bytes: usize| {
+        let options = Options {
+            max_stack_bytes,
+            ..options()
+        };
+        let engine = engine_with(host(), &options);
+        let code = "let depth = 0, seen; function down() { depth++; down() } try { down() } catch (e) { seen = e instanceof RangeError && depth } seen";
+        match output(run_on(&engine, code, &options)) {
+            Value::Number(depth) => depth,
+            other => panic!("not a RangeError: {other:?}"),
+        }
+    };
+    let default = depth(Options::default().max_stack_bytes);
+    // 16 times the default budget goes about 16 times as deep, and stops cleanly.
+    assert!(
+        depth(crate::options::MAX_STACK_BYTES) > 8.0 * default,
+        "{default}"
+    );
+}
+
+/// Regression: messages that arrived while a run waited for a synchronous tool were set aside
+/// and, when the run then finished without ever waiting off the thread, never served (a queued
+/// run or a shutdown was lost).
+#[test]
+fn messages_sent_while_a_run_waits_for_a_sync_tool_are_served_after_it() {
+    let options = Options {
+        run_concurrency: crate::options::RunConcurrency::Queue,
+        ..options()
+    };
+    let slow = || {
+        FakeHost::default().with(
+            "slowSync",
+            FakeTool::SlowSync(
+                Duration::from_millis(100),
+                Arc::new(|_| Ok(Value::Number(1.0))),
+            ),
+        )
+    };
+    let engine = engine_with(slow(), &options);
+    let first = start_run(&engine, "slowSync()", &options);
+    std::thread::sleep(Duration::from_millis(20));
+    let variables = engine.set_variables(vec![("late".into(), Value::Number(5.0))]);
+    let second = start_run(&engine, "late", &options);
+    assert_eq!(output(first.blocking_recv().unwrap()), Value::Number(1.0));
+    assert_eq!(variables.blocking_recv().unwrap(), Ok(()));
+    assert_eq!(output(second.blocking_recv().unwrap()), Value::Number(5.0));
+
+    let engine = engine_with(slow(), &options);
+    let waiting = start_run(&engine, "slowSync(); 2", &options);
+    std::thread::sleep(Duration::from_millis(20));
+    let freed = engine.stop();
+    assert_eq!(
+        error(waiting.blocking_recv().unwrap()),
+        EngineError::Stopped
+    );
+    assert_eq!(freed.blocking_recv(), Ok(()));
 }

@@ -1,34 +1,43 @@
-//! The engine thread: builds the runtime and context, then serves commands until told to stop.
+//! The engine: builds the runtime and context on the first pool thread that takes the executor
+//! up, then serves its messages on whichever pool thread holds it (`pool.rs`, `inbox.rs`).
+//!
+//! A run that waits for an asynchronous tool gives its thread up: its promise stays in the
+//! runtime, the engine rests in its inbox, and the answer (or a timer at the run's deadline, or
+//! an abort) queues it again; the next thread resumes driving the promise where it stopped.
 //!
 //! Spec: §7.2 (run algorithm) and §4 (a context per executor lifetime).
 
 use std::rc::Rc;
-use std::sync::atomic::AtomicBool;
-use std::sync::{mpsc, Arc};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
-use rquickjs::{Context, Ctx, Promise, Runtime, Value as JsValue};
+use rquickjs::{Context, Ctx, Persistent, Promise, Runtime, Value as JsValue};
 use tokio::sync::oneshot;
 
-use super::bridge::Bridge;
+use super::bridge::{Bridge, Next as BridgeNext};
 use super::canvas::{self, CanvasHost};
 use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
-use super::failure::{endowed, out_of_memory, runtime_error, tool_error};
-use super::globals;
-use super::heap::{HeapMeter, MeteredAllocator};
+use super::failure::{endowed, never_settles, out_of_memory, runtime_error, tool_error};
+use super::globals::{self, copy_out};
+use super::heap::{self, HeapMeter, MeteredAllocator};
 use super::host::Host;
+use super::inbox::{Closed, Next};
 use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
-use super::reflect::refused_allocations;
-use super::state::{RunState, Stop};
+use super::pool;
+use super::reflect::{self, refused_allocations};
+use super::script;
+use super::stack;
+use super::state::{RunResult, RunState, Stop};
 use super::{
-    Command, Completion, EngineConfig, EngineError, RunReport, RunRequest, RunStats,
+    Command, Completion, EngineConfig, EngineError, EngineInbox, RunReport, RunRequest, RunStats,
     PROGRAM_STACK_BYTES,
 };
-use crate::program::{self, PreparedProgram, ProgramContext, SCRIPT_NAME};
+use crate::diagnostic::Diagnostic;
+use crate::program::{self, PreparedProgram, ProgramContext};
 use crate::value::Value;
 
 /// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
@@ -36,8 +45,22 @@ use crate::value::Value;
 /// the next run; past this many the context is reported dirty instead.
 const MAX_JOBS_AFTER_STOP: usize = 10_000;
 
-/// The engine thread and what it owns.
+/// A run that gave its thread up while it waits for a tool.
+struct InFlight {
+    /// The script's promise, kept in the runtime.
+    promise: Persistent<Promise<'static>>,
+    /// The heap's refused allocations when the run began (see [`refused_allocations`]).
+    refused: u64,
+    program: PreparedProgram,
+    request: RunRequest,
+    reply: oneshot::Sender<RunReport>,
+    started: Instant,
+}
+
+/// The engine and what it owns. Fields drop in order: everything that holds QuickJS values
+/// goes before the runtime.
 struct Worker {
+    in_flight: Option<InFlight>,
     context: Context,
     state: Rc<RunState>,
     bridge: Rc<Bridge>,
@@ -49,62 +72,364 @@ struct Worker {
     program_context: ProgramContext,
     /// Set once a run left the context untrustworthy (§7.6): later runs are refused.
     dirty: bool,
+    _runtime: Runtime,
 }
 
-/// The thread's body.
-pub(super) fn main(
-    config: EngineConfig,
-    (inbox, replies): (mpsc::Receiver<Command>, mpsc::Sender<Command>),
-    host: Arc<dyn Host>,
-    ready: oneshot::Sender<Result<(), EngineError>>,
-    shutdown: Arc<AtomicBool>,
-) {
-    let state = Rc::new(RunState::new(shutdown, &host));
-    let bridge = Rc::new(Bridge::new(inbox, replies, host));
-    let heap = Rc::new(HeapMeter::default());
-    let program_context = ProgramContext {
-        authorized_imports: config.authorized_imports.clone(),
-        tool_names: Vec::new(),
+/// Engines alive in the process (built and not yet freed).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many engines (QuickJS runtimes) are alive in the process.
+pub fn live() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A worker at rest in its inbox, or on its way to a pool thread.
+pub(super) struct Resting(Box<Worker>);
+
+// SAFETY: a `Worker` is a closed world of `!Send` parts: the rquickjs `Runtime` and `Context`
+// (`Rc`s around QuickJS's runtime and context), the `Rc<RunState>`, `Rc<Bridge>`,
+// `Rc<HeapMeter>` and the canvas host's `Rc` it shares with the native functions, classes and
+// allocator inside that runtime, the
+// `Persistent` handles of an in-flight run, and the `Cell`s and `RefCell`s inside them. Every
+// clone of those `Rc`s is owned by the worker itself or by the QuickJS runtime it owns (native
+// closures, the allocator, the module loader, the interrupt handler, the context's opaque slot),
+// and nothing the engine hands out holds one: what leaves it is plain data (`Value`s, reports,
+// log entries) or `Send` handles (`Arc<dyn Host>`, the inbox's `Weak`, oneshot senders, the
+// `Arc<AtomicBool>` shutdown flag). So moving the whole worker moves every reference to its
+// non-atomic counters and cells together, and they are only ever touched by the one thread that
+// holds the worker. That thread is unique: the worker moves only through its inbox's mutex (the
+// thread that takes it up has it alone until it puts it back, and the lock orders everything the
+// previous holder wrote before what the next one reads), or is dropped by the thread holding it.
+// QuickJS itself keeps no per-thread state (no thread-locals in quickjs-ng; rquickjs has none
+// either); its one tie to a thread, the stack top it measures recursion from, is reset by
+// `Worker::enter` each time a thread takes the worker up.
+unsafe impl Send for Resting {}
+
+/// Serves an engine's inbox on the calling pool thread until the engine rests, is handed to
+/// others, or is gone.
+pub(super) fn serve(inbox: &Arc<EngineInbox>) {
+    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve_inbox(inbox)));
+    if served.is_err() {
+        // A bug: answer everything still queued (and the caller of every later message) with
+        // "the engine has stopped" rather than leave it waiting.
+        inbox.close();
+    }
+}
+
+fn serve_inbox(inbox: &Arc<EngineInbox>) {
+    let mut worker = match inbox.take_up() {
+        Ok(Some(Resting(worker))) => worker,
+        Ok(None) => match start(inbox) {
+            Some(worker) => worker,
+            None => return,
+        },
+        Err(Closed) => return,
     };
-    let (runtime, context, canvas) = match build(config, &state, &bridge, &heap) {
-        Ok(built) => built,
-        Err(error) => {
-            let _ = ready.send(Err(error));
+    worker.enter();
+    loop {
+        let (command, held) = match inbox.next(Resting(worker)) {
+            Next::Message(command, Resting(held)) => (command, held),
+            Next::Rested => return,
+        };
+        worker = held;
+        match worker.handle(inbox, command) {
+            Handled::Continue => {}
+            Handled::Stop(done) => {
+                // Everything held by the runtime goes with it, on this thread.
+                drop(worker);
+                heap::memory_freed();
+                inbox.close();
+                if let Some(done) = done {
+                    let _ = done.send(());
+                }
+                return;
+            }
+        }
+        // Fairness: an engine with more work than the run it just finished lets executors
+        // that waited meanwhile go first.
+        if worker.in_flight.is_none() && inbox.has_mail() && pool::others_waiting() {
+            inbox.requeue(Resting(worker));
             return;
         }
-    };
-    if ready.send(Ok(())).is_err() {
-        return;
     }
-    let mut worker = Worker {
-        context,
-        state,
-        bridge,
-        heap,
-        canvas,
-        program_context,
-        dirty: false,
+}
+
+/// Builds the engine from its first message; `None` if it could not be built (the inbox is
+/// closed then).
+fn start(inbox: &Arc<EngineInbox>) -> Option<Box<Worker>> {
+    let Some(Command::Start(config, host, shutdown, ready)) = inbox.pop() else {
+        inbox.close();
+        return None;
     };
-    while let Some(command) = worker.bridge.next_command() {
-        match command {
-            Command::Run(request, reply) => {
-                let report = worker.run(request);
-                let _ = reply.send(report);
+    match Worker::build(config, host, shutdown, Arc::downgrade(inbox)) {
+        Ok(worker) => {
+            if ready.send(Ok(())).is_err() {
+                drop(worker);
+                inbox.close();
+                return None;
             }
-            Command::DefineTools(names, reply) => {
-                let _ = reply.send(worker.define_tools(&names));
-            }
-            Command::SetVariables(variables, reply) => {
-                let _ = reply.send(worker.set_variables(&variables));
-            }
-            Command::Tool(..) | Command::Wake => {}
-            Command::Shutdown => break,
+            Some(worker)
+        }
+        Err(error) => {
+            let _ = ready.send(Err(error));
+            inbox.close();
+            None
         }
     }
-    // The context holds the native functions, which hold the state and bridge (and their
-    // persistent handles): everything goes before the runtime.
-    drop(worker);
-    drop(runtime);
+}
+
+/// What handling a message led to.
+enum Handled {
+    Continue,
+    /// The engine must be freed; the sender (if any) hears when it is.
+    Stop(Option<oneshot::Sender<()>>),
+}
+
+impl Worker {
+    fn build(
+        config: EngineConfig,
+        host: Arc<dyn Host>,
+        shutdown: Arc<AtomicBool>,
+        inbox: Weak<EngineInbox>,
+    ) -> Result<Box<Worker>, EngineError> {
+        let state = Rc::new(RunState::new(shutdown, &host));
+        let bridge = Rc::new(Bridge::new(inbox, host));
+        let heap = Rc::new(HeapMeter::default());
+        let program_context = ProgramContext {
+            authorized_imports: config.authorized_imports.clone(),
+            tool_names: Vec::new(),
+        };
+        let (runtime, context, canvas) = build(config, &state, &bridge, &heap)?;
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Ok(Box::new(Worker {
+            in_flight: None,
+            context,
+            state,
+            bridge,
+            heap,
+            canvas,
+            program_context,
+            dirty: false,
+            _runtime: runtime,
+        }))
+    }
+
+    /// Makes the runtime measure recursion from the current thread's stack: the stack top it
+    /// recorded belongs to whichever thread held it before.
+    fn enter(&self) {
+        self.context
+            .with(|ctx| reflect::RuntimeLimit::of(&ctx).update_stack_top());
+    }
+
+    fn handle(&mut self, inbox: &Arc<EngineInbox>, command: Command) -> Handled {
+        if self.in_flight.is_some() {
+            self.bridge.receive_while_waiting(&self.state, command);
+            self.resume(inbox);
+            return Handled::Continue;
+        }
+        match command {
+            Command::Run(request, reply) => self.run(inbox, request, reply),
+            Command::DefineTools(names, reply) => {
+                let _ = reply.send(self.define_tools(&names));
+            }
+            Command::SetVariables(variables, reply) => {
+                let _ = reply.send(self.set_variables(&variables));
+            }
+            Command::Shutdown(done) => return Handled::Stop(done),
+            // Answers and wake-ups for runs that are over; a second start cannot happen.
+            Command::Tool(..) | Command::Wake | Command::Start(..) => {}
+        }
+        Handled::Continue
+    }
+
+    fn define_tools(&mut self, names: &[String]) -> Result<(), EngineError> {
+        let (bridge, state, tools) = (
+            &self.bridge,
+            &self.state,
+            &mut self.program_context.tool_names,
+        );
+        self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            let defined = define_tools(&ctx, names, tools, bridge, state);
+            endowed(&ctx, refused, defined)
+        })
+    }
+
+    fn set_variables(&mut self, variables: &[(String, Value)]) -> Result<(), EngineError> {
+        self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            let set = set_variables(&ctx, variables);
+            endowed(&ctx, refused, set)
+        })
+    }
+
+    fn run(
+        &mut self,
+        inbox: &Arc<EngineInbox>,
+        request: RunRequest,
+        reply: oneshot::Sender<RunReport>,
+    ) {
+        let started = Instant::now();
+        request.abort.mark_started(started);
+        if request.abort.is_aborted() {
+            let _ = reply.send(RunReport::refused(
+                EngineError::Aborted { started: false },
+                self.dirty,
+            ));
+            return;
+        }
+        if self.dirty {
+            let _ = reply.send(RunReport::refused(EngineError::Dirty, true));
+            return;
+        }
+        let program =
+            program::prepare_safely(&request.code, &self.program_context, PROGRAM_STACK_BYTES);
+        if program.is_blocked() {
+            let _ = reply.send(RunReport::refused(
+                EngineError::Invalid(program.diagnostics),
+                false,
+            ));
+            return;
+        }
+        let deadline = started + Duration::from_millis(request.timeout_ms);
+        self.state.begin(
+            request.max_operations,
+            deadline,
+            LogBuffer::new(request.log_levels.clone(), request.max_log_bytes),
+            request.abort.clone(),
+        );
+        self.bridge.begin_run();
+        self.heap.begin_run();
+        let (state, bridge) = (&self.state, &self.bridge);
+        let progress = self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            match execute(&ctx, state, bridge, &program) {
+                Settled::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
+                settled => Ok(conclude(
+                    &ctx, state, bridge, &program, &request, settled, refused,
+                )),
+            }
+        });
+        match progress {
+            Ok(concluded) => self.answer(inbox, concluded, program.diagnostics, reply, started),
+            Err((promise, refused)) => {
+                self.in_flight = Some(InFlight {
+                    promise,
+                    refused,
+                    program,
+                    request,
+                    reply,
+                    started,
+                });
+                self.wait_off_thread(inbox);
+            }
+        }
+    }
+
+    /// Drives the in-flight run on: it settles, or waits again.
+    fn resume(&mut self, inbox: &Arc<EngineInbox>) {
+        let Some(in_flight) = self.in_flight.take() else {
+            return;
+        };
+        let (state, bridge) = (&self.state, &self.bridge);
+        let progress = self.context.with(|ctx| {
+            let promise = match in_flight.promise.clone().restore(&ctx) {
+                Ok(promise) => promise,
+                // The promise is this runtime's own: restoring cannot fail, but if it did the
+                // run could only be stopped.
+                Err(_) => {
+                    state.stop_with(Stop::Shutdown);
+                    return Ok(conclude(
+                        &ctx,
+                        state,
+                        bridge,
+                        &in_flight.program,
+                        &in_flight.request,
+                        Settled::Stopped,
+                        in_flight.refused,
+                    ));
+                }
+            };
+            match drive(&ctx, state, bridge, &promise) {
+                Settled::Waiting(_) => Err(()),
+                settled => Ok(conclude(
+                    &ctx,
+                    state,
+                    bridge,
+                    &in_flight.program,
+                    &in_flight.request,
+                    settled,
+                    in_flight.refused,
+                )),
+            }
+        });
+        match progress {
+            Ok(concluded) => self.answer(
+                inbox,
+                concluded,
+                in_flight.program.diagnostics,
+                in_flight.reply,
+                in_flight.started,
+            ),
+            Err(()) => {
+                self.in_flight = Some(in_flight);
+                self.wait_off_thread(inbox);
+            }
+        }
+    }
+
+    /// The in-flight run waits for an answer without a thread: make sure its deadline will
+    /// wake it even if no answer ever comes.
+    fn wait_off_thread(&self, inbox: &Arc<EngineInbox>) {
+        if let Some(in_flight) = &self.in_flight {
+            inbox.wake_at(in_flight.started + Duration::from_millis(in_flight.request.timeout_ms));
+        }
+    }
+
+    /// Ends the run and answers it. What arrived during the run and was set aside comes next,
+    /// before newer messages.
+    fn answer(
+        &mut self,
+        inbox: &EngineInbox,
+        (mut result, dirty): (Result<Completion, EngineError>, bool),
+        diagnostics: Vec<Diagnostic>,
+        reply: oneshot::Sender<RunReport>,
+        started: Instant,
+    ) {
+        // Encoded only for runs that drew and succeeded: other runs pay one empty-list check.
+        let images = match self.canvas.take_images(result.is_ok()) {
+            Ok(images) => images,
+            Err(message) => {
+                result = Err(EngineError::Runtime { message, at: None });
+                Vec::new()
+            }
+        };
+        let (tool_calls, tool_time) = self.bridge.end_run();
+        self.state.end();
+        self.dirty |= dirty;
+        let report = RunReport {
+            result,
+            images,
+            logs: self.state.logs.borrow_mut().take(),
+            dirty,
+            diagnostics,
+            stats: RunStats {
+                wall_time: started.elapsed(),
+                tool_time,
+                tool_calls,
+                operations: self.state.operations.get(),
+                peak_heap_bytes: u64::try_from(self.heap.peak()).unwrap_or(u64::MAX),
+            },
+        };
+        inbox.put_back(self.bridge.take_set_aside().into_iter());
+        let _ = reply.send(report);
+    }
 }
 
 fn build(
@@ -121,7 +446,15 @@ fn build(
     let runtime =
         Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
     runtime.set_memory_limit(config.memory_limit_bytes);
-    runtime.set_max_stack_size(config.max_stack_bytes);
+    // Options never ask for more than the threads have (`options::MAX_STACK_BYTES`), nor for 0,
+    // which QuickJS (and rquickjs, for anything past that ceiling) takes as "no limit": an engine
+    // built by other means is held to the same bounds, so no value can let recursion run off the
+    // thread's stack.
+    runtime.set_max_stack_size(
+        config
+            .max_stack_bytes
+            .clamp(crate::options::MIN_STACK_BYTES, stack::MAX_STACK_BYTES),
+    );
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
     let (max_canvas_size, memory_limit) = (config.max_canvas_size, config.memory_limit_bytes);
@@ -147,121 +480,67 @@ fn build(
     Ok((runtime, context, canvas))
 }
 
-impl Worker {
-    fn define_tools(&mut self, names: &[String]) -> Result<(), EngineError> {
-        let (bridge, state, tools) = (
-            &self.bridge,
-            &self.state,
-            &mut self.program_context.tool_names,
-        );
-        self.context.with(|ctx| {
-            let refused = refused_allocations(&ctx);
-            let defined = define_tools(&ctx, names, tools, bridge, state);
-            endowed(&ctx, refused, defined)
-        })
-    }
-
-    fn set_variables(&mut self, variables: &[(String, Value)]) -> Result<(), EngineError> {
-        self.context.with(|ctx| {
-            let refused = refused_allocations(&ctx);
-            let set = set_variables(&ctx, variables);
-            endowed(&ctx, refused, set)
-        })
-    }
-
-    fn run(&mut self, request: RunRequest) -> RunReport {
-        let started = Instant::now();
-        request.abort.mark_started(started);
-        if request.abort.is_aborted() {
-            return RunReport::refused(EngineError::Aborted { started: false }, self.dirty);
-        }
-        if self.dirty {
-            return RunReport::refused(EngineError::Dirty, true);
-        }
-        let program =
-            program::prepare_safely(&request.code, &self.program_context, PROGRAM_STACK_BYTES);
-        if program.is_blocked() {
-            return RunReport::refused(EngineError::Invalid(program.diagnostics), false);
-        }
-        let deadline = started + Duration::from_millis(request.timeout_ms);
-        self.state.begin(
-            request.max_operations,
-            deadline,
-            LogBuffer::new(request.log_levels.clone(), request.max_log_bytes),
-            request.abort.clone(),
-        );
-        self.bridge.begin_run();
-        self.heap.begin_run();
-        let (state, bridge) = (&self.state, &self.bridge);
-        let (mut result, dirty) = self
-            .context
-            .with(|ctx| execute(&ctx, state, bridge, &program, &request));
-        // Encoded only for runs that drew and succeeded: other runs pay one empty-list check.
-        let images = match self.canvas.take_images(result.is_ok()) {
-            Ok(images) => images,
-            Err(message) => {
-                result = Err(EngineError::Runtime { message, at: None });
-                Vec::new()
-            }
-        };
-        let (tool_calls, tool_time) = self.bridge.end_run();
-        self.state.end();
-        self.dirty |= dirty;
-        RunReport {
-            result,
-            images,
-            logs: self.state.logs.borrow_mut().take(),
-            dirty,
-            stats: RunStats {
-                wall_time: started.elapsed(),
-                tool_time,
-                tool_calls,
-                operations: self.state.operations.get(),
-                peak_heap_bytes: u64::try_from(self.heap.peak()).unwrap_or(u64::MAX),
-            },
-        }
-    }
-}
-
 /// How the script's promise ended.
 enum Settled<'js> {
-    Resolved,
+    /// With this value: the run's output if the script gave it as its result.
+    Resolved(JsValue<'js>),
     Threw(JsValue<'js>),
     /// Pending with no job left to run and no tool call in flight: nothing can settle it.
     Stuck,
     /// User code was stopped (see [`RunState::stop`]).
     Stopped,
+    /// Pending on tool answers that have not arrived: the run waits off the thread.
+    Waiting(Promise<'js>),
 }
 
+/// Evaluates the program and drives its promise as far as it goes without waiting for a tool.
 fn execute<'js>(
     ctx: &Ctx<'js>,
     state: &RunState,
     bridge: &Bridge,
     program: &PreparedProgram,
+) -> Settled<'js> {
+    match script::evaluate(ctx, &program.transformed_code) {
+        Ok(promise) => drive(ctx, state, bridge, &promise),
+        Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
+        Err(other) => Settled::Threw(
+            rquickjs::String::from_str(ctx.clone(), &other.to_string())
+                .map(rquickjs::String::into_value)
+                .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone())),
+        ),
+    }
+}
+
+/// Ends a run whose promise settled (or that was stopped): runs what is left of its jobs and
+/// reads its outcome. Returns the outcome and whether the context can no longer be trusted.
+fn conclude<'js>(
+    ctx: &Ctx<'js>,
+    state: &RunState,
+    bridge: &Bridge,
+    program: &PreparedProgram,
     request: &RunRequest,
+    settled: Settled<'js>,
+    refused: u64,
 ) -> (Result<Completion, EngineError>, bool) {
-    let mut options = EvalOptions::default();
-    options.global = true;
-    options.strict = false;
-    options.promise = true;
-    options.backtrace_barrier = true;
-    options.filename = Some(SCRIPT_NAME.into());
-    let refused = refused_allocations(ctx);
-    let settled =
-        match ctx.eval_with_options::<Promise, _>(program.transformed_code.as_str(), options) {
-            Ok(promise) => drive(ctx, state, bridge, &promise),
-            Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
-            Err(other) => Settled::Threw(
-                rquickjs::String::from_str(ctx.clone(), &other.to_string())
-                    .map(rquickjs::String::into_value)
-                    .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone())),
-            ),
-        };
+    // A promised result is copied before anything else runs, under the run's deadline (a
+    // getter is sandbox code).
+    let result = std::mem::replace(&mut *state.result.borrow_mut(), RunResult::None);
+    let site = result.site().map(str::to_owned);
+    let site = site.as_deref();
+    let output = match (result, &settled) {
+        (RunResult::Value(value), _) => value,
+        (RunResult::Promise { .. }, Settled::Resolved(value)) => copy_out(ctx, value),
+        _ => Value::Undefined,
+    };
     let drained = drain(ctx, state);
 
     let result = match state.stop.get() {
         Some(Stop::FinalAnswer) => Ok(Completion {
-            output: state.final_answer.borrow_mut().take().unwrap_or(Value::Undefined),
+            output: state
+                .final_answer
+                .borrow_mut()
+                .take()
+                .unwrap_or(Value::Undefined),
             is_final_answer: true,
         }),
         Some(Stop::MaxOperations) => Err(EngineError::MaxOperations {
@@ -273,19 +552,16 @@ fn execute<'js>(
         Some(Stop::Aborted) => Err(EngineError::Aborted { started: true }),
         Some(Stop::Shutdown) => Err(EngineError::Stopped),
         None => match settled {
-            Settled::Resolved => Ok(Completion {
-                output: std::mem::replace(&mut *state.output.borrow_mut(), Value::Undefined),
+            Settled::Resolved(_) => Ok(Completion {
+                output,
                 is_final_answer: false,
             }),
             Settled::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
-                Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program),
-                None => runtime_error(ctx, &thrown, program),
+                Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program, site),
+                None => runtime_error(ctx, &thrown, program, site),
             }),
-            Settled::Stuck => Err(EngineError::Runtime {
-                message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
-                at: None,
-            }),
-            Settled::Stopped => Err(EngineError::Stopped),
+            Settled::Stuck => Err(never_settles(program, site)),
+            Settled::Stopped | Settled::Waiting(_) => Err(EngineError::Stopped),
         },
     };
     // The heap refused memory during the run (or while its failure was described): whatever the
@@ -315,7 +591,7 @@ fn execute<'js>(
 }
 
 /// Runs the job queue, and settles tool promises as the host answers, until the script's
-/// promise settles.
+/// promise settles, or it waits for answers that have not arrived.
 fn drive<'js>(
     ctx: &Ctx<'js>,
     state: &RunState,
@@ -324,7 +600,13 @@ fn drive<'js>(
 ) -> Settled<'js> {
     loop {
         match promise.state() {
-            PromiseState::Resolved => return Settled::Resolved,
+            PromiseState::Resolved => {
+                return match promise.result::<JsValue>() {
+                    Some(Ok(value)) => Settled::Resolved(value),
+                    Some(Err(_)) => Settled::Threw(ctx.catch()),
+                    None => Settled::Resolved(JsValue::new_undefined(ctx.clone())),
+                };
+            }
             PromiseState::Rejected => {
                 // `result` throws the rejection reason into the context; take it back out.
                 let _ = promise.result::<JsValue>();
@@ -340,8 +622,10 @@ fn drive<'js>(
                 if !bridge.has_pending_calls() {
                     return Settled::Stuck;
                 }
-                if !bridge.settle_next(ctx, state) {
-                    return Settled::Stopped;
+                match bridge.settle_next(ctx, state) {
+                    BridgeNext::Settled => {}
+                    BridgeNext::Stopped => return Settled::Stopped,
+                    BridgeNext::Waiting => return Settled::Waiting(promise.clone()),
                 }
             }
         }
@@ -361,4 +645,48 @@ fn drain(ctx: &Ctx<'_>, state: &RunState) -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::stack::THREAD_STACK_BYTES;
+    use crate::engine::testing::FakeHost;
+    use crate::options::Options;
+
+    fn on_engine_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(THREAD_STACK_BYTES)
+            .spawn(work)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_worker_taken_up_by_another_thread_measures_recursion_on_that_threads_stack() {
+        let built = on_engine_thread(|| {
+            let host: Arc<dyn Host> = Arc::new(FakeHost::default());
+            let config = EngineConfig::from(&Options::default());
+            Worker::build(config, host, Arc::default(), Weak::new())
+                .map(Resting)
+                .map_err(|error| error.to_string())
+        })
+        .unwrap();
+        // The second thread's stack lies elsewhere: measured from the first thread's stack top,
+        // recursion would either fail at once or run off the end of the stack.
+        let caught = on_engine_thread(move || {
+            // The whole `Resting` moves (a closure would otherwise capture only its field).
+            let resting = built;
+            let Resting(worker) = resting;
+            worker.enter();
+            worker.context.with(|ctx| {
+                ctx.eval::<Vec<bool>, _>(
+                    "let depth = 0; function down() { depth++; down() } try { down() } catch (e) { [e instanceof RangeError, depth > 100] }",
+                )
+                .map_err(|error| error.to_string())
+            })
+        });
+        assert_eq!(caught, Ok(vec![true, true]));
+    }
 }

@@ -1,5 +1,5 @@
-//! The executor: the lifecycle of §4 over one engine thread, and the one place where engine
-//! failures become the spec's error codes (§8.2). It knows neither napi nor QuickJS.
+//! The executor: the lifecycle of §4 over one engine, and the one place where engine failures
+//! become the spec's error codes (§8.2). It knows neither napi nor QuickJS.
 //!
 //! Every method checks and moves the state synchronously, when it is called, so that the
 //! `state` getter and a second concurrent call see the new state at once (§2.3); the returned
@@ -22,6 +22,7 @@ use crate::engine::{
     RunStats, SourcePosition,
 };
 use crate::error::ExecutorError;
+use crate::options::rules::log_budget_too_small;
 use crate::options::{Options, RunConcurrency};
 use crate::program::rules::{import_allowed, static_import_in_script_mode};
 use crate::program::{FINAL_ANSWER, INTERNAL_PREFIX};
@@ -38,6 +39,9 @@ pub struct RunOutput {
     /// The same logs as structured entries.
     pub log_entries: Vec<LogEntry>,
     pub stats: RunStats,
+    /// What validation noted without blocking the run (§8.3): `WARNING`s and `INFO`s about the
+    /// code, and about the options the executor runs with.
+    pub diagnostics: Vec<Diagnostic>,
     /// The canvases the run drew on, as PNG images in creation order.
     pub images: Vec<crate::canvas::Image>,
 }
@@ -137,18 +141,11 @@ impl Executor {
                 ExecutorState::Ready => Ok(None),
                 ExecutorState::New | ExecutorState::Dead => {
                     let config = EngineConfig::from(self.options.as_ref());
-                    match Engine::start(config, Arc::clone(&self.host)) {
-                        Ok((engine, ready)) => {
-                            guard.state = ExecutorState::Initializing;
-                            guard.engine = Some(engine);
-                            guard.tools.clear();
-                            Ok(Some(ready))
-                        }
-                        Err(error) => {
-                            guard.state = ExecutorState::Dead;
-                            Err(init_failed(&error))
-                        }
-                    }
+                    let (engine, ready) = Engine::start(config, Arc::clone(&self.host));
+                    guard.state = ExecutorState::Initializing;
+                    guard.engine = Some(engine);
+                    guard.tools.clear();
+                    Ok(Some(ready))
                 }
                 state => Err(ExecutorError::invalid_state(state, "init")),
             }
@@ -242,6 +239,15 @@ impl Executor {
     ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
         let (watched, timeout_ms) = (abort.clone(), self.options.timeout_ms);
+        // The options' own notes (§8.3), reported with every run like the code's.
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "a byte budget far below 2^53; the rule reads JS numbers"
+        )]
+        let notices: Vec<Diagnostic> =
+            log_budget_too_small::check(Some(self.options.max_log_bytes as f64))
+                .into_iter()
+                .collect();
         let submitted = {
             let mut guard = lock(&inner);
             let queue = self.options.run_concurrency == RunConcurrency::Queue;
@@ -282,6 +288,8 @@ impl Executor {
                 ),
             };
             let dirty = report.dirty;
+            let mut diagnostics = report.diagnostics;
+            diagnostics.extend(notices);
             let result = match report.result {
                 Ok(Completion {
                     output,
@@ -292,12 +300,19 @@ impl Executor {
                     is_final_answer,
                     log_entries: report.logs.entries,
                     stats: report.stats,
+                    diagnostics,
                     images: report.images,
                 }),
-                Err(error) if overdue => Err(run_failed(error, report.logs.text)
-                    .with_detail("graceMs", DEADLINE_GRACE.as_millis() as u64)
-                    .with_detail("stillRunning", true)),
-                Err(error) => Err(run_failed(error, report.logs.text)),
+                Err(error) if overdue => Err(with_notes(
+                    run_failed(error, report.logs.text)
+                        .with_detail("graceMs", DEADLINE_GRACE.as_millis() as u64)
+                        .with_detail("stillRunning", true),
+                    &diagnostics,
+                )),
+                Err(error) => Err(with_notes(
+                    run_failed(error, report.logs.text),
+                    &diagnostics,
+                )),
             };
             Settled::then(result, move || {
                 let mut guard = lock(&inner);
@@ -311,8 +326,8 @@ impl Executor {
         }
     }
 
-    /// `cleanup()` (§4.3.5): `READY`/`DIRTY` → `DEAD`, releasing the engine and joining its
-    /// thread (off the caller's thread); a no-op in `DEAD`; refused otherwise.
+    /// `cleanup()` (§4.3.5): `READY`/`DIRTY` → `DEAD`, releasing the engine (the future
+    /// completes once its runtime is freed); a no-op in `DEAD`; refused otherwise.
     pub fn cleanup(&self) -> impl Future<Output = Result<(), ExecutorError>> + Send + 'static {
         let stopped = {
             let mut guard = lock(&self.inner);
@@ -320,22 +335,31 @@ impl Executor {
                 ExecutorState::Dead => Ok(None),
                 ExecutorState::Ready | ExecutorState::Dirty => {
                     guard.state = ExecutorState::Dead;
-                    Ok(guard.engine.take().and_then(Engine::stop))
+                    Ok(guard.engine.take().map(Engine::stop))
                 }
                 state => Err(ExecutorError::invalid_state(state, "cleanup")),
             }
         };
         async move {
-            let Some(thread) = stopped? else {
+            let Some(freed) = stopped? else {
                 return Ok(());
             };
-            let joined = tokio::task::spawn_blocking(move || thread.join()).await;
-            match joined {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(_)) => Err(ExecutorError::cleanup_failed("the engine thread panicked")),
-                Err(error) => Err(ExecutorError::cleanup_failed(error)),
-            }
+            freed
+                .await
+                .map_err(|_| ExecutorError::cleanup_failed("the engine failed (a panic)"))
         }
+    }
+
+    /// Stops the engine at once, whatever the state: a run in flight ends with "the executor was
+    /// shut down" and the runtime is freed. For an executor nobody can call again (its host is
+    /// going away); the state becomes `DEAD`.
+    pub fn stop_now(&self) {
+        let engine = {
+            let mut guard = lock(&self.inner);
+            guard.state = ExecutorState::Dead;
+            guard.engine.take()
+        };
+        drop(engine);
     }
 }
 
@@ -417,9 +441,12 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
         EngineError::ImportNotAllowed { message, at } => {
             at_position(ExecutorError::import_refused(message), at)
         }
-        EngineError::Tool { tool, message, at } => {
-            at_position(ExecutorError::tool_failed(tool, &message), at)
-        }
+        EngineError::Tool {
+            tool,
+            message,
+            at,
+            retryable,
+        } => at_position(ExecutorError::tool_failed(tool, &message, retryable), at),
         EngineError::Limit { limit, message } => ExecutorError::limit(limit, message),
         EngineError::CanvasLimit { limit, message, at } => {
             at_position(ExecutorError::limit(limit, message), at)
@@ -433,6 +460,15 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
         EngineError::Stopped => ExecutorError::shut_down(),
     };
     error.with_logs(logs)
+}
+
+/// Adds the `WARNING`s and `INFO`s of a run that failed at run time to `details.diagnostics`
+/// (§8.3): a warning such as `forbidden_global_access` often says why it failed.
+fn with_notes(error: ExecutorError, diagnostics: &[Diagnostic]) -> ExecutorError {
+    if diagnostics.is_empty() || error.details.contains_key("diagnostics") {
+        return error;
+    }
+    error.with_diagnostics(diagnostics)
 }
 
 /// Adds the user's line, column and source line to `details` (DESIGN.md "Errors").

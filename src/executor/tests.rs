@@ -206,3 +206,106 @@ async fn validation_failure_lists_each_error_with_its_position() {
     assert_eq!(error.details["diagnostics"][0]["rule"], "syntax_valid");
     assert_eq!(executor.state(), ExecutorState::Ready);
 }
+
+#[tokio::test]
+async fn stop_now_interrupts_a_spinning_run_and_leaves_the_executor_dead() {
+    let executor = with_options(Options {
+        max_operations: u64::MAX,
+        timeout_ms: 60_000,
+        ..Options::default()
+    });
+    executor.init().await.finish().unwrap();
+    let run = executor.run("while (true) {}".into(), RunAbort::new());
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    executor.stop_now();
+    assert_eq!(executor.state(), ExecutorState::Dead);
+    let error = tokio::time::timeout(std::time::Duration::from_secs(10), run)
+        .await
+        .expect("the run did not stop")
+        .finish()
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::RuntimeException);
+    assert!(error.message.contains("shut down"), "{}", error.message);
+}
+
+#[tokio::test]
+async fn warnings_and_infos_of_a_run_reach_the_caller() {
+    // §8.3: a WARNING (the code) and an INFO (the options) do not block the run and come back.
+    let executor = with_options(Options {
+        max_log_bytes: 100,
+        ..Options::default()
+    });
+    executor.init().await.finish().unwrap();
+    let output = executor
+        .run("try { process.env } catch { 1 }".into(), RunAbort::new())
+        .await
+        .finish()
+        .unwrap();
+    let rules: Vec<_> = output.diagnostics.iter().map(|d| d.rule).collect();
+    assert_eq!(rules, ["forbidden_global_access", "log_budget_too_small"]);
+    let quiet = executor
+        .run("1".into(), RunAbort::new())
+        .await
+        .finish()
+        .unwrap();
+    assert_eq!(quiet.diagnostics.len(), 1, "{:?}", quiet.diagnostics);
+}
+
+#[tokio::test]
+async fn a_run_that_fails_carries_its_warnings_in_details() {
+    let executor = executor();
+    executor.init().await.finish().unwrap();
+    let error = executor
+        .run("process.exit(1)".into(), RunAbort::new())
+        .await
+        .finish()
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::RuntimeException);
+    assert_eq!(
+        error.details["diagnostics"][0]["rule"],
+        "forbidden_global_access"
+    );
+}
+
+#[tokio::test]
+async fn retryable_follows_the_depends_rows_of_section_8_2() {
+    use crate::engine::host::ToolFailure;
+    use crate::engine::testing::sync;
+    let host = FakeHost::default()
+        .with("flaky", sync(|_| Err(ToolFailure::new("try again later"))))
+        .with(
+            "forbidden",
+            sync(|_| {
+                Err(ToolFailure {
+                    name: "PermissionError".into(),
+                    message: "not allowed".into(),
+                    retryable: false,
+                })
+            }),
+        );
+    let executor = Executor::new(Options::default(), Arc::new(host));
+    executor.init().await.finish().unwrap();
+    executor
+        .send_tools(vec!["flaky".into(), "forbidden".into()], || {})
+        .await
+        .unwrap();
+    let failure = |code: &str| {
+        let run = executor.run(code.into(), RunAbort::new());
+        async move { run.await.finish().unwrap_err() }
+    };
+    let runtime = failure("null.x").await;
+    assert_eq!(
+        (runtime.code, runtime.retryable),
+        (ErrorCode::RuntimeException, true)
+    );
+    let flaky = failure("flaky()").await;
+    assert_eq!(
+        (flaky.code, flaky.retryable),
+        (ErrorCode::ToolProxyFail, true)
+    );
+    let forbidden = failure("forbidden()").await;
+    assert_eq!(
+        (forbidden.code, forbidden.retryable),
+        (ErrorCode::ToolProxyFail, false)
+    );
+}

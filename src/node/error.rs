@@ -68,7 +68,7 @@ fn build<'env>(env: &'env Env, error: &ExecutorError) -> Result<Unknown<'env>> {
     let mut fields = json!({
         "code": error.code.as_str(),
         "severity": error.code.severity().as_str(),
-        "retryable": error.code.retryable(),
+        "retryable": error.retryable,
         "details": Json::Object(error.details.clone()),
     });
     if let Some(logs) = &error.logs {

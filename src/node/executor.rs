@@ -1,10 +1,12 @@
 //! The `SESExecutor` class (§3.2): converts arguments, forwards to [`Executor`], and turns its
 //! results into `CodeOutput` objects and `ExecutorError`s. It decides nothing.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::{PromiseRaw, Uint8Array, Unknown};
 use napi::{Env, Result};
+use serde_json::Value as Json;
 
 use super::error::to_napi_error;
 use super::host::{NodeHost, ToolTable};
@@ -13,6 +15,7 @@ use super::options::{clone_refused, entries, node_tool, resolve, watch_signal, R
 use super::program::{read_code, CODE_NOT_A_STRING};
 use super::queue::NodeQueue;
 use super::settle::{settle, settle_on_runtime, settle_then};
+use super::teardown;
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::Host;
@@ -40,6 +43,10 @@ pub struct CodeOutput {
     /// Figures about the run (§10.2).
     #[napi(ts_type = "RunStats")]
     pub stats: JsRunStats,
+    /// What validation noted without blocking the run (§8.3): `WARNING`s and `INFO`s such as
+    /// `forbidden_global_access` or `log_budget_too_small`; empty when there is nothing.
+    #[napi(ts_type = "Array<Diagnostic>")]
+    pub diagnostics: Vec<Json>,
     /// Every canvas the run drew on (`getCanvas()`, `new OffscreenCanvas()`), as a PNG image,
     /// in the order the canvases were created; empty when the run drew nothing. A canvas kept
     /// in a global and drawn on again in a later run comes back again, with all its pixels.
@@ -114,14 +121,15 @@ impl From<RunOutput> for CodeOutput {
             is_final_answer: run.is_final_answer,
             log_entries: run.log_entries.into_iter().map(JsLogEntry::from).collect(),
             stats: run.stats.into(),
+            diagnostics: run.diagnostics.iter().map(Diagnostic::to_json).collect(),
             images: run.images.into_iter().map(CanvasImage::from).collect(),
         }
     }
 }
 
-/// Runs agent code in an isolated QuickJS runtime on a thread of its own (§3.2
-/// `ICodeExecutor`). Construct it, `init()` it (or use `SESExecutor.create()`), `run()` code,
-/// and `cleanup()` when done.
+/// Runs agent code in an isolated QuickJS runtime of its own, on the process's pool of engine
+/// threads (§3.2 `ICodeExecutor`). Construct it, `init()` it (or use `SESExecutor.create()`),
+/// `run()` code, and `cleanup()` when done.
 #[napi(js_name = "SESExecutor")]
 pub struct SesExecutor {
     executor: Executor,
@@ -129,6 +137,8 @@ pub struct SesExecutor {
     tools: ToolTable,
     /// The executor's queue to Node's thread, which settles its promises.
     node: Arc<NodeQueue>,
+    /// Set once the executor's Node environment is being torn down.
+    closing: Arc<AtomicBool>,
 }
 
 #[napi]
@@ -285,12 +295,23 @@ impl SesExecutor {
         )
     }
 
-    /// Releases the sandbox and joins its thread (§4.3.5): `READY`/`DIRTY` → `DEAD`; a no-op
-    /// when `DEAD`.
+    /// Releases the sandbox (§4.3.5): `READY`/`DIRTY` → `DEAD`, settling once its QuickJS
+    /// runtime is freed; a no-op when `DEAD`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn cleanup<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        // Joining the engine thread blocks: that takes tokio's blocking pool.
-        settle_on_runtime(env, self.executor.cleanup(), |_, ()| Ok(()))
+        settle(env, &self.node, self.executor.cleanup(), |_, ()| Ok(()))
+    }
+}
+
+impl Drop for SesExecutor {
+    /// Collected: what the executor held on Node's side (its threadsafe function, tool
+    /// references, queues) goes back to the system with the next trim, as its runtime's does.
+    /// Finalized as its environment is torn down: its engine stops now (see `teardown.rs`).
+    fn drop(&mut self) {
+        if self.closing.load(Ordering::Acquire) {
+            self.executor.stop_now();
+        }
+        crate::engine::memory_freed();
     }
 }
 
@@ -310,6 +331,7 @@ impl SesExecutor {
             executor: Executor::new(options, Arc::new(host) as Arc<dyn Host>),
             tools,
             node,
+            closing: teardown::closing(env),
         })
     }
 }

@@ -24,12 +24,17 @@ export declare class ExecutorError extends Error {
   /** Which failure (spec §8.2); compare this, never the message. */
   readonly code: ExecutorErrorCode
   readonly severity: "FATAL" | "ERROR" | "WARN"
-  /** Whether retrying (e.g. after the model rewrites its code) can succeed. */
+  /**
+   * Whether retrying (e.g. after the model rewrites its code) can succeed (spec §8.2). For the
+   * "Depends" rows: a tool failure is retryable unless the tool's error carries
+   * `retryable: false`, or the tool's result could not be copied into the sandbox (the host's
+   * fault); a runtime exception is retryable unless the executor was shut down during the run.
+   */
   readonly retryable: boolean
   /**
-   * Structured context: `diagnostics` for validation failures; `line`, `column` and
-   * `sourceLine` (in the caller's code) for runtime exceptions; `state` for invalid states;
-   * `maxOperations`, `timeoutMs` for limits.
+   * Structured context: `diagnostics` for validation failures (and the `WARNING`s and `INFO`s
+   * of a run that failed at run time); `line`, `column` and `sourceLine` (in the caller's code)
+   * for runtime exceptions; `state` for invalid states; `maxOperations`, `timeoutMs` for limits.
    */
   readonly details: Record<string, unknown>
   /** The run's logs up to the failure, for errors raised while code ran. */

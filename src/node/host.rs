@@ -301,7 +301,7 @@ impl Watcher {
 /// Copies a tool's result for the sandbox; a result that cannot be copied is a tool failure.
 fn copy_result(env: &Env, value: Unknown, tool: &str) -> ToolResult {
     from_js(env, value, &format!("the result of {tool}"))
-        .map_err(|error| ToolFailure::new(error.to_string()))
+        .map_err(|error| ToolFailure::of_host(error.to_string()))
 }
 
 /// The failure a tool's exception describes.
@@ -316,9 +316,9 @@ fn failure_of(env: &Env, error: napi::Error) -> ToolFailure {
 }
 
 /// The failure a thrown or rejected value describes: an error's name and message (never its
-/// stack, which would disclose host paths), or the value's string form.
+/// stack, which would disclose host paths), or the value's string form; retryable unless the
+/// error says `retryable: false` (§8.2: whether a tool failure is retryable depends on it).
 fn failure_of_value(env: &Env, value: Unknown) -> ToolFailure {
-    let _ = env;
     let text = |value: Unknown| -> Option<String> {
         value
             .coerce_to_string()
@@ -337,9 +337,17 @@ fn failure_of_value(env: &Env, value: Unknown) -> ToolFailure {
                 .get_named_property::<Unknown>("message")
                 .ok()
                 .and_then(text);
+            let retryable = error
+                .get_named_property::<Unknown>("retryable")
+                .ok()
+                .filter(|value| value.get_type().ok() == Some(ValueType::Boolean))
+                // SAFETY: a boolean of this environment, just checked.
+                .and_then(|value| unsafe { bool::from_napi_value(env.raw(), value.raw()) }.ok())
+                .unwrap_or(true);
             return ToolFailure {
                 name: name.unwrap_or_else(|| "Error".into()),
                 message: message.unwrap_or_default(),
+                retryable,
             };
         }
     }

@@ -9,10 +9,12 @@ mod executor;
 mod host;
 mod log_stream;
 mod options;
+mod pool;
 mod program;
 mod prompt;
 mod queue;
 mod settle;
+mod teardown;
 mod value;
 
 use napi::bindgen_prelude::JsObjectValue;
@@ -20,9 +22,11 @@ use napi::bindgen_prelude::{Object, Unknown};
 use napi::{Env, Result};
 
 /// Module initialisation: defines and exports the `ExecutorError` class for this environment,
-/// exports the prompt templates, and makes executors disposable.
+/// exports the prompt templates, makes executors disposable, and watches for the environment's
+/// teardown.
 #[napi(module_exports)]
 pub fn init(mut exports: Object, env: Env) -> Result<()> {
+    teardown::watch(&env)?;
     let class = error::define_class(&env)?;
     exports.set_named_property("ExecutorError", class)?;
     prompt::export_templates(&env, &mut exports)?;

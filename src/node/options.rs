@@ -49,7 +49,8 @@ pub struct ExecutorOptions {
     pub collect_console_levels: Option<Vec<String>>,
     /// Heap limit of the executor's QuickJS runtime in bytes (default 256 MiB).
     pub memory_limit_bytes: Option<f64>,
-    /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB).
+    /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB, at most 16 MiB:
+    /// the stack every engine thread has for QuickJS).
     pub max_stack_bytes: Option<f64>,
     /// The largest width or height of a sandbox canvas in pixels (default 8192, at most 32768);
     /// `getCanvas` and `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count

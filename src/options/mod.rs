@@ -102,6 +102,15 @@ const MIN_MEMORY_LIMIT_BYTES: f64 = 64.0 * 1024.0;
 /// 32768×32768 canvas already holds 4 GiB of pixels.
 const MAX_CANVAS_SIZE: u32 = 32_768;
 
+/// The smallest `maxStackBytes`: below it QuickJS cannot even start a run.
+pub const MIN_STACK_BYTES: usize = 16 * 1024;
+
+/// The largest `maxStackBytes` (issue 12): every engine thread's stack is sized to hold a
+/// QuickJS stack of this depth (plus oxc's below it), and it is the largest limit rquickjs
+/// passes on to QuickJS (a larger one it silently turns into "no limit", and deep recursion then
+/// ran off the thread's stack and took the host process down). A deeper limit is refused.
+pub const MAX_STACK_BYTES: usize = 16 * 1024 * 1024;
+
 impl Options {
     /// Checks `raw` and fills in defaults. Every problem is reported, not just the first; the
     /// non-blocking ones (INFO/WARNING) come back with the options.
@@ -137,15 +146,9 @@ impl Options {
             ),
             &mut |v| options.memory_limit_bytes = saturating_usize(v),
         );
-        record(
-            integer(
-                raw.max_stack_bytes,
-                "maxStackBytes",
-                16.0 * 1024.0,
-                OPTIONS_VALID,
-            ),
-            &mut |v| options.max_stack_bytes = saturating_usize(v),
-        );
+        record(max_stack_bytes(raw.max_stack_bytes), &mut |v| {
+            options.max_stack_bytes = saturating_usize(v);
+        });
         record(
             integer(raw.max_canvas_size, "maxCanvasSize", 1.0, OPTIONS_VALID).and_then(|size| {
                 match size {
@@ -189,6 +192,18 @@ impl Options {
         } else {
             Ok((options, diagnostics))
         }
+    }
+}
+
+/// `maxStackBytes`: an integer in `MIN_STACK_BYTES..=MAX_STACK_BYTES`.
+fn max_stack_bytes(value: Option<f64>) -> Result<Option<u64>, Diagnostic> {
+    #[allow(clippy::cast_precision_loss, reason = "16 KiB is exact in an f64")]
+    let min = MIN_STACK_BYTES as f64;
+    match integer(value, "maxStackBytes", min, OPTIONS_VALID)? {
+        Some(bytes) if bytes > MAX_STACK_BYTES as u64 => {
+            Err(rules::stack_too_large(bytes, MAX_STACK_BYTES))
+        }
+        checked => Ok(checked),
     }
 }
 
@@ -257,6 +272,41 @@ mod tests {
                 ..RawOptions::default()
             };
             assert_eq!(rules(raw), ["timeout_valid"]);
+        }
+    }
+
+    #[test]
+    fn max_stack_bytes_is_refused_outside_what_an_engine_thread_holds() {
+        let stack = |bytes: f64| {
+            Options::resolve(&RawOptions {
+                max_stack_bytes: Some(bytes),
+                ..RawOptions::default()
+            })
+            .map(|(options, _)| options.max_stack_bytes)
+            .map_err(|diagnostics| {
+                assert_eq!(diagnostics.len(), 1);
+                assert_eq!(diagnostics[0].rule, "options_valid");
+                diagnostics[0].message.clone()
+            })
+        };
+        #[allow(clippy::cast_precision_loss, reason = "16 MiB is exact in an f64")]
+        let ceiling = MAX_STACK_BYTES as f64;
+        assert_eq!(stack(16.0 * 1024.0), Ok(16 * 1024));
+        assert_eq!(stack(ceiling), Ok(MAX_STACK_BYTES));
+        for bad in [0.0, 1.0, 16.0 * 1024.0 - 1.0, -1.0, 1.5, f64::NAN] {
+            assert!(stack(bad).unwrap_err().contains(">= 16384"), "{bad}");
+        }
+        for huge in [
+            ceiling + 1.0,
+            512.0 * 1024.0 * 1024.0,
+            9_007_199_254_740_991.0,
+            f64::INFINITY,
+        ] {
+            let message = stack(huge).unwrap_err();
+            assert!(
+                message.contains("at most 16777216") || message.contains("Infinity"),
+                "{huge}: {message}"
+            );
         }
     }
 

@@ -106,6 +106,14 @@ pub fn canvas_size_too_large(got: u64, max: u32) -> Diagnostic {
     ))
 }
 
+/// `options_valid`: a `maxStackBytes` above the stack every engine thread keeps for QuickJS.
+pub fn stack_too_large(got: u64, max: usize) -> Diagnostic {
+    refused(format!(
+        "maxStackBytes must be at most {max} (16 MiB, the stack every engine thread keeps for QuickJS), got {got}"
+    ))
+    .with_fix(format!("Pass maxStackBytes of at most {max}."))
+}
+
 /// `options_valid`: an unknown `runConcurrency`.
 pub fn run_concurrency(got: &str) -> Diagnostic {
     refused(format!(

@@ -9,17 +9,19 @@ mod parse;
 pub mod positions;
 mod rewrite;
 pub mod rules;
+#[cfg(test)]
+pub mod shape;
 pub mod source;
 
 use std::path::PathBuf;
 
 use oxc_allocator::Allocator;
-use oxc_ast::ast::Program;
+use oxc_ast::ast::{Program, Statement};
 use oxc_ast::AstKind;
 use oxc_ast_visit::Visit;
 use oxc_codegen::{Codegen, CodegenOptions};
 
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Diagnostic, Location};
 pub use module::prepare_module;
 /// JS's own name rules, for code this crate writes outside `program` (the prompt's tool
 /// signatures), which should not reach for oxc itself.
@@ -32,12 +34,11 @@ use source::SourceText;
 pub const INTERNAL_PREFIX: &str = "__smol_";
 /// The loop guard called at the top of every loop body (§6.3).
 pub const GUARD_FUNCTION: &str = "__smol_guard";
-/// Receives the run's output: the last expression's value, or a top-level `return`'s.
-pub const OUTPUT_FUNCTION: &str = "__smol_output";
+/// Marks the run's result: the last expression's value, or a top-level `return`'s (which the
+/// rewrite returns through it).
+pub const RESULT_FUNCTION: &str = "__smol_result";
 /// The name user code calls to finish (§5.4); like a tool, user code may not replace it.
 pub const FINAL_ANSWER: &str = "final_answer";
-/// The label of the block holding the user's statements; top-level `return` breaks out of it.
-const MAIN_LABEL: &str = "__smol_main";
 /// The name of the parse wrapper (see `parse.rs`).
 const MAIN_FUNCTION: &str = "__smol_main";
 /// The script name the engine evaluates the transformed code under; stack frames carrying it
@@ -63,6 +64,19 @@ pub struct PreparedProgram {
     pub diagnostics: Vec<Diagnostic>,
     pub positions: PositionMap,
     pub source: SourceText,
+    /// Each top-level binding the code declares, and where (the user's position): a run whose
+    /// declaration clashes with an earlier run's names the declaration's line.
+    pub declarations: Vec<(String, Location)>,
+}
+
+impl PreparedProgram {
+    /// Where the code declares `name` at its top level.
+    pub fn declaration(&self, name: &str) -> Option<Location> {
+        self.declarations
+            .iter()
+            .find(|(declared, _)| declared == name)
+            .map(|&(_, location)| location)
+    }
 }
 
 impl PreparedProgram {
@@ -97,6 +111,7 @@ pub fn prepare_safely(code: &str, context: &ProgramContext, stack_bytes: usize) 
             diagnostics: vec![Diagnostic::error(rules::code_size_valid::RULE, why)],
             positions: PositionMap::default(),
             source: SourceText::new(code),
+            declarations: Vec::new(),
         },
     )
 }
@@ -121,6 +136,7 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
         diagnostics,
         positions: PositionMap::default(),
         source: source.clone(),
+        declarations: Vec::new(),
     };
     if let Some(refused) =
         rules::code_non_empty::check(code).or_else(|| rules::code_size_valid::check(code))
@@ -158,6 +174,7 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
         return blocked(diagnostics);
     }
 
+    let declarations = top_level_declarations(&program, &source);
     rewrite::rewrite(&allocator, &mut program);
     let generated = Codegen::new()
         .with_options(CodegenOptions {
@@ -177,7 +194,45 @@ pub fn prepare(code: &str, context: &ProgramContext) -> PreparedProgram {
         diagnostics,
         positions,
         source,
+        declarations,
     }
+}
+
+/// The names the wrapper's body (the user's code) declares at its top level, with where.
+fn top_level_declarations(program: &Program, source: &SourceText) -> Vec<(String, Location)> {
+    let Some(Statement::FunctionDeclaration(wrapper)) = program.body.first() else {
+        return Vec::new();
+    };
+    let Some(body) = wrapper.body.as_ref() else {
+        return Vec::new();
+    };
+    let at = |span: oxc_span::Span| {
+        source.location((span.start as usize).saturating_sub(parse::PREFIX.len()))
+    };
+    let mut declared = Vec::new();
+    for statement in &body.statements {
+        match statement {
+            Statement::VariableDeclaration(declaration) => {
+                for declarator in &declaration.declarations {
+                    for ident in declarator.id.get_binding_identifiers() {
+                        declared.push((ident.name.to_string(), at(ident.span)));
+                    }
+                }
+            }
+            Statement::FunctionDeclaration(function) => {
+                if let Some(ident) = &function.id {
+                    declared.push((ident.name.to_string(), at(ident.span)));
+                }
+            }
+            Statement::ClassDeclaration(class) => {
+                if let Some(ident) = &class.id {
+                    declared.push((ident.name.to_string(), at(ident.span)));
+                }
+            }
+            _ => {}
+        }
+    }
+    declared
 }
 
 /// At most this many rule findings are reported for one program.

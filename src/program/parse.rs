@@ -10,12 +10,14 @@
 use std::path::Path;
 
 use oxc_allocator::Allocator;
-use oxc_ast::ast::{Program, Statement};
+use oxc_ast::ast::{Class, Function, NewTarget, Program, Statement, VariableDeclarationKind};
+use oxc_ast_visit::Visit;
 use oxc_codegen::Codegen;
 use oxc_diagnostics::OxcDiagnostic;
 use oxc_parser::{ParseOptions, Parser};
 use oxc_semantic::{Scoping, SemanticBuilder};
 use oxc_span::SourceType;
+use oxc_syntax::scope::ScopeFlags;
 use oxc_transformer::{TransformOptions, Transformer};
 
 use super::source::SourceText;
@@ -64,6 +66,7 @@ pub(super) fn parse<'a>(
         PREFIX.len(),
     )?;
     check_wrapper_intact(&program, source)?;
+    check_script_only(&program, source)?;
     let scoping = analyse(allocator, &mut program, typescript, source, PREFIX.len())?;
     if typescript {
         check_lowered(&program)?;
@@ -189,6 +192,58 @@ fn check_wrapper_intact(program: &Program, source: &SourceText) -> Result<(), Ve
             Err(vec![diagnostic])
         }
         _ => Err(vec![Diagnostic::error(RULE, "Unexpected end of input")]),
+    }
+}
+
+/// Refuses what the wrapper function allows but the global script the code runs as does not
+/// (QuickJS would refuse it only when the run starts): `new.target` outside any function, and
+/// `using` declarations at the top level.
+fn check_script_only(program: &Program, source: &SourceText) -> Result<(), Vec<Diagnostic>> {
+    /// Finds `new.target` outside functions (arrow functions have none of their own; class
+    /// bodies are functions or allow it).
+    struct Finder(Option<u32>);
+    impl<'a> Visit<'a> for Finder {
+        fn visit_new_target(&mut self, it: &NewTarget) {
+            self.0.get_or_insert(it.span.start);
+        }
+        fn visit_function(&mut self, _it: &Function<'a>, _flags: ScopeFlags) {}
+        fn visit_class(&mut self, _it: &Class<'a>) {}
+    }
+    let Some(Statement::FunctionDeclaration(wrapper)) = program.body.first() else {
+        return Ok(());
+    };
+    let Some(body) = &wrapper.body else {
+        return Ok(());
+    };
+    let using = body
+        .statements
+        .iter()
+        .find_map(|statement| match statement {
+            Statement::VariableDeclaration(declaration)
+                if matches!(
+                    declaration.kind,
+                    VariableDeclarationKind::Using | VariableDeclarationKind::AwaitUsing
+                ) =>
+            {
+                Some(declaration.span.start)
+            }
+            _ => None,
+        });
+    let mut finder = Finder(None);
+    finder.visit_statements(&body.statements);
+    let refused = |offset: u32, message: &str| {
+        let location = source.location((offset as usize).saturating_sub(PREFIX.len()));
+        let mut diagnostic = Diagnostic::error(RULE, message).at(location);
+        diagnostic.code_frame = source.code_frame(location);
+        Err(vec![diagnostic])
+    };
+    match (finder.0, using) {
+        (Some(offset), _) => refused(offset, "new.target is only allowed inside functions"),
+        (None, Some(offset)) => refused(
+            offset,
+            "using declarations are not allowed at the top level of a script; declare them in a block",
+        ),
+        (None, None) => Ok(()),
     }
 }
 

@@ -1,42 +1,35 @@
-//! The rewrite of §2.2 TRANSFORM: loop guards (§6.3), the value of the last expression as the
-//! run's output, top-level `return`, and REPL persistence of top-level bindings (DESIGN.md
-//! "Persistence").
+//! The rewrite of §2.2 TRANSFORM: loop guards (§6.3) and the run's result (the last
+//! expression's value, or a top-level `return`'s). Nothing else changes: the user's statements
+//! stay where they are, so that they mean what they mean in a global script (DESIGN.md "Script
+//! semantics first").
 //!
-//! The parsed program is the wrapper function of `parse.rs`; its body becomes a *global script*,
-//! which the engine evaluates with top-level await allowed:
+//! The parsed program is the wrapper function of `parse.rs`; its body becomes a global script,
+//! which the engine evaluates as a REPL input with top-level `await` and `return` (see
+//! `engine/script.rs`):
 //!
 //! ```text
-//! "use strict";                  // the user's directives, if any
-//! function f() {}                // the user's top-level function declarations (hoisted anyway)
-//! __smol_main: {                 // the rest of the user's statements
-//!   var x = 1;                   // was `const x = 1`: a global, so the next run sees it and may
-//!                                // declare `x` again
-//!   while (c) { __smol_guard(); … }
-//!   { __smol_output(v); break __smol_main; }   // was `return v`
-//!   __smol_output(x + 1);        // was the last expression statement `x + 1`
-//! }
+//! "use strict";                        // the user's directives, if any
+//! const x = 1;                         // declarations as written: global lexical bindings
+//! while (c) { __smol_guard(); … }
+//! if (done) return __smol_result(v);   // was `return v`
+//! return __smol_result(x + 1);         // was the last expression statement `x + 1`
 //! ```
 //!
-//! A global script keeps what the code means at the top level of a script: `var` and function
-//! declarations become globals, `this` is the global object, sloppy mode unless the code says
-//! `"use strict"`. Top-level `let`/`const`/`class` become `var` bindings so that a later run may
-//! declare them again (as Node's REPL does with top-level `await`); they lose their temporal
-//! dead zone and `const` becomes assignable (README "Differences from a plain script").
+//! `__smol_result` hands its argument back; the script's promise settles with what `return`
+//! gives it (a Promise awaited, as an async function awaits what it returns), and that value
+//! is the run's output.
 
 #[cfg(feature = "bench-internals")]
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use oxc_allocator::{Allocator, ArenaBox, ArenaVec, CloneIn, TakeIn};
-use oxc_ast::ast::{
-    Argument, BindingPattern, ClassType, Expression, LabelIdentifier, Program, Statement,
-    VariableDeclarationKind, VariableDeclarator,
-};
+use oxc_ast::ast::{Argument, Expression, Program, Statement};
 use oxc_ast::builder::AstBuilder;
 use oxc_ast_visit::{walk_mut, VisitMut};
 use oxc_span::{GetSpan, Span, SPAN};
 use oxc_syntax::scope::ScopeFlags;
 
-use super::{GUARD_FUNCTION, MAIN_LABEL, OUTPUT_FUNCTION};
+use super::{GUARD_FUNCTION, RESULT_FUNCTION};
 
 /// Rewrites `program` (the intact wrapper of `parse.rs`) in place into the global script
 /// described in the module documentation.
@@ -57,107 +50,55 @@ pub(super) fn rewrite<'a>(allocator: &'a Allocator, program: &mut Program<'a>) {
     };
     instrument.visit_statements(&mut statements);
 
-    let mut hoisted = ArenaVec::new_in(&allocator);
-    let mut rest = ArenaVec::new_in(&allocator);
-    for statement in statements {
-        match statement {
-            Statement::FunctionDeclaration(_) => hoisted.push(statement),
-            other => rest.push(persist_top_level(other, builder)),
-        }
-    }
-    if rest.is_empty() {
-        // Code made only of string literals is all directive prologue (`"ready"`); its value is
-        // the last string, as a REPL shows it.
+    if !capture_last_expression(&mut statements, builder) {
+        // Code whose only values are string literals is all directive prologue (`"ready"`, or
+        // `"use strict"` and function declarations); its value is the last string, as a REPL
+        // shows it.
         if let Some(directive) = directives.last() {
             let value = Expression::StringLiteral(ArenaBox::new_in(
                 directive.expression.clone_in(allocator),
                 &allocator,
             ));
-            rest.push(Statement::new_expression_statement(
-                directive.span,
-                value,
-                builder,
-            ));
+            statements.push(result_statement(directive.span, value, builder));
         }
     }
-    capture_last_expression(&mut rest, builder);
-
-    let main = Statement::new_labeled_statement(
-        SPAN,
-        LabelIdentifier::new(SPAN, MAIN_LABEL, builder),
-        Statement::new_block_statement(SPAN, rest, builder),
-        builder,
-    );
-    hoisted.push(main);
     program.directives = directives;
-    program.body = hoisted;
+    program.body = statements;
 }
 
-/// Makes a top-level declaration a `var` one, so that its binding lives on the global object
-/// and a later run may declare it again.
-fn persist_top_level<'a>(statement: Statement<'a>, builder: &AstBuilder<'a>) -> Statement<'a> {
-    match statement {
-        Statement::VariableDeclaration(mut declaration)
-            if matches!(
-                declaration.kind,
-                VariableDeclarationKind::Let | VariableDeclarationKind::Const
-            ) =>
-        {
-            // `let x;` must reset `x` like a fresh declaration would; `var x;` would keep the
-            // previous run's value.
-            for declarator in &mut declaration.declarations {
-                if declarator.init.is_none() {
-                    declarator.init = Some(Expression::new_void_0(declarator.span, builder));
-                }
-            }
-            declaration.kind = VariableDeclarationKind::Var;
-            Statement::VariableDeclaration(declaration)
-        }
-        Statement::ClassDeclaration(mut class) => {
-            let span = class.span;
-            let Some(id) = class.id.as_ref() else {
-                return Statement::ClassDeclaration(class);
-            };
-            let binding = BindingPattern::new_binding_identifier(id.span, id.name, builder);
-            class.r#type = ClassType::ClassExpression;
-            let declarator = VariableDeclarator::new(
-                span,
-                binding,
-                None,
-                Some(Expression::ClassExpression(class)),
-                false,
-                builder,
-            );
-            Statement::new_variable_declaration(
-                span,
-                VariableDeclarationKind::Var,
-                ArenaVec::from_iter_in([declarator], builder),
-                false,
-                builder,
-            )
-        }
-        other => other,
-    }
-}
-
-/// Turns the last statement, when it is an expression statement, into `__smol_output(expr)`.
+/// Turns the last statement, when it is an expression statement, into
+/// `return __smol_result(expr)`. Function declarations after it do not count: they are hoisted,
+/// and give the script no completion value. Returns false when there is no statement but
+/// function declarations.
 fn capture_last_expression<'a>(
     statements: &mut ArenaVec<'a, Statement<'a>>,
     builder: &AstBuilder<'a>,
-) {
-    let last = statements
-        .iter_mut()
-        .rev()
-        .find(|statement| !matches!(statement, Statement::EmptyStatement(_)));
-    if let Some(Statement::ExpressionStatement(statement)) = last {
-        let value = statement.expression.take_in(builder);
-        statement.expression = output_call(statement.span, value, builder);
+) -> bool {
+    let last = statements.iter_mut().rev().find(|statement| {
+        !matches!(
+            statement,
+            Statement::EmptyStatement(_) | Statement::FunctionDeclaration(_)
+        )
+    });
+    let Some(statement) = last else {
+        return false;
+    };
+    if let Statement::ExpressionStatement(expression) = statement {
+        let span = expression.span;
+        let value = expression.expression.take_in(builder);
+        *statement = result_statement(span, value, builder);
     }
+    true
 }
 
-/// `__smol_output(value)`.
-fn output_call<'a>(span: Span, value: Expression<'a>, builder: &AstBuilder<'a>) -> Expression<'a> {
-    call(span, OUTPUT_FUNCTION, Some(value), builder)
+/// `return __smol_result(value);`.
+fn result_statement<'a>(
+    span: Span,
+    value: Expression<'a>,
+    builder: &AstBuilder<'a>,
+) -> Statement<'a> {
+    let argument = call(span, RESULT_FUNCTION, Some(value), builder);
+    Statement::new_return_statement(span, Some(argument), builder)
 }
 
 /// `name()` or `name(argument)`.
@@ -182,7 +123,8 @@ fn call<'a>(
 #[cfg(feature = "bench-internals")]
 pub(super) static LOOP_GUARDS: AtomicBool = AtomicBool::new(true);
 
-/// Adds the loop guard to every loop, and rewrites top-level `return`.
+/// Adds the loop guard to every loop, and marks the value of a top-level `return` as the
+/// result.
 struct Instrument<'a> {
     builder: AstBuilder<'a>,
     /// How many functions enclose the node being visited; `return` at depth 0 is the user's
@@ -240,28 +182,10 @@ impl<'a> VisitMut<'a> for Instrument<'a> {
             return;
         }
         if let Statement::ReturnStatement(ret) = it {
-            // `return v` → `{ __smol_output(v); break __smol_main; }`: a labelled break leaves
-            // the script through any enclosing `finally` blocks, exactly as `return` would.
-            let span = ret.span;
-            let value = ret
-                .argument
-                .take()
-                .unwrap_or_else(|| Expression::new_void_0(span, &self.builder));
-            let output = Statement::new_expression_statement(
-                span,
-                output_call(span, value, &self.builder),
-                &self.builder,
-            );
-            let exit = Statement::new_break_statement(
-                span,
-                Some(LabelIdentifier::new(SPAN, MAIN_LABEL, &self.builder)),
-                &self.builder,
-            );
-            *it = Statement::new_block_statement(
-                span,
-                ArenaVec::from_iter_in([output, exit], &self.builder),
-                &self.builder,
-            );
+            // `return v` → `return __smol_result(v)`: the value is the run's output.
+            if let Some(value) = ret.argument.take() {
+                ret.argument = Some(call(ret.span, RESULT_FUNCTION, Some(value), &self.builder));
+            }
         }
     }
 

@@ -37,42 +37,24 @@ fn assert_rewrites(code: &str, expected: &str) {
 
 #[test]
 fn every_loop_kind_gets_a_guard_first_in_its_body() {
-    assert_rewrites(
-        "while (a) { b() }",
-        "__smol_main: { while (a) { __smol_guard(); b(); } }",
-    );
+    assert_rewrites("while (a) { b() }", "while (a) { __smol_guard(); b(); }");
     assert_rewrites(
         "do { b() } while (a)",
-        "__smol_main: { do { __smol_guard(); b(); } while (a); }",
+        "do { __smol_guard(); b(); } while (a);",
     );
-    assert_rewrites(
-        "for (;;) {}",
-        "__smol_main: { for (;;) { __smol_guard(); } }",
-    );
-    assert_rewrites(
-        "for (k in o) {}",
-        "__smol_main: { for (k in o) { __smol_guard(); } }",
-    );
-    assert_rewrites(
-        "for (v of o) {}",
-        "__smol_main: { for (v of o) { __smol_guard(); } }",
-    );
+    assert_rewrites("for (;;) {}", "for (;;) { __smol_guard(); }");
+    assert_rewrites("for (k in o) {}", "for (k in o) { __smol_guard(); }");
+    assert_rewrites("for (v of o) {}", "for (v of o) { __smol_guard(); }");
     assert_rewrites(
         "for await (v of o) {}",
-        "__smol_main: { for await (v of o) { __smol_guard(); } }",
+        "for await (v of o) { __smol_guard(); }",
     );
 }
 
 #[test]
 fn bodies_without_braces_become_blocks() {
-    assert_rewrites(
-        "while (a) b();",
-        "__smol_main: { while (a) { __smol_guard(); b(); } }",
-    );
-    assert_rewrites(
-        "for (;;) ;",
-        "__smol_main: { for (;;) { __smol_guard(); ; } }",
-    );
+    assert_rewrites("while (a) b();", "while (a) { __smol_guard(); b(); }");
+    assert_rewrites("for (;;) ;", "for (;;) { __smol_guard(); ; }");
 }
 
 #[test]
@@ -87,7 +69,7 @@ fn loops_nested_in_functions_classes_and_generators_are_guarded() {
 fn labelled_loops_keep_their_labels_and_continue_targets() {
     assert_rewrites(
         "outer: for (;;) { continue outer; }",
-        "__smol_main: { outer: for (;;) { __smol_guard(); continue outer; } }",
+        "outer: for (;;) { __smol_guard(); continue outer; }",
     );
 }
 
@@ -95,29 +77,29 @@ fn labelled_loops_keep_their_labels_and_continue_targets() {
 fn for_let_heads_are_left_untouched_for_per_iteration_bindings() {
     assert_rewrites(
         "for (let i = 0; i < 3; i++) fs.push(() => i)",
-        "__smol_main: { for (let i = 0; i < 3; i++) { __smol_guard(); fs.push(() => i); } }",
+        "for (let i = 0; i < 3; i++) { __smol_guard(); fs.push(() => i); }",
     );
 }
 
 #[test]
-fn the_last_expression_statement_becomes_the_output() {
+fn the_last_expression_statement_is_returned_as_the_result() {
     assert_rewrites(
         "let a = 1;\na + 1;;",
-        "__smol_main: { var a = 1; __smol_output(a + 1); ; }",
+        "let a = 1; return __smol_result(a + 1); ;",
     );
 }
 
 #[test]
 fn only_the_last_statement_is_captured() {
-    assert_rewrites("a; b", "__smol_main: { a; __smol_output(b); }");
-    assert_rewrites("a; let b = 1", "__smol_main: { a; var b = 1; }");
+    assert_rewrites("a; b", "a; return __smol_result(b);");
+    assert_rewrites("a; let b = 1", "a; let b = 1;");
 }
 
 #[test]
-fn top_level_return_becomes_output_and_labelled_break() {
+fn top_level_return_hands_its_value_to_the_result() {
     assert_rewrites(
-        "if (a) return 1;\nreturn",
-        "__smol_main: { if (a) { __smol_output(1); break __smol_main; } { __smol_output(void 0); break __smol_main; } }",
+        "if (a) return 1;\ntry { return } finally {}",
+        "if (a) return __smol_result(1); try { return; } finally {}",
     );
 }
 
@@ -125,31 +107,23 @@ fn top_level_return_becomes_output_and_labelled_break() {
 fn returns_inside_functions_are_left_alone() {
     assert_rewrites(
         "const f = () => { return 1 }; function g() { return 2 }",
-        "function g() { return 2; } __smol_main: { var f = () => { return 1; }; }",
+        "const f = () => { return 1; }; function g() { return 2; }",
     );
 }
 
 #[test]
-fn top_level_declarations_become_global_bindings() {
+fn top_level_declarations_stay_as_written() {
     assert_rewrites(
-        "const a = 1; let b; let { c } = o; class D {}",
-        "__smol_main: { var a = 1; var b = void 0; var { c } = o; var D = class D {}; }",
+        "const a = 1; let b; let { c } = o; class D {} var e; function f() {}",
+        "const a = 1; let b; let { c } = o; class D {} var e; function f() {}",
     );
 }
 
 #[test]
-fn nested_declarations_keep_their_kind() {
-    assert_rewrites(
-        "{ const a = 1; let b = 2 }",
-        "__smol_main: { { const a = 1; let b = 2; } }",
-    );
-}
-
-#[test]
-fn function_declarations_are_moved_before_the_main_block() {
+fn function_declarations_after_the_last_expression_do_not_hide_it() {
     assert_rewrites(
         "f();\nfunction f() {}",
-        "function f() {} __smol_main: { __smol_output(f()); }",
+        "return __smol_result(f()); function f() {}",
     );
 }
 
@@ -157,7 +131,19 @@ fn function_declarations_are_moved_before_the_main_block() {
 fn directives_stay_first() {
     assert_rewrites(
         "'use strict';\nx = 1",
-        "\"use strict\"; __smol_main: { __smol_output(x = 1); }",
+        "\"use strict\"; return __smol_result(x = 1);",
+    );
+}
+
+#[test]
+fn code_of_directives_only_gives_the_last_string() {
+    assert_rewrites(
+        "'use strict'; 'ready'",
+        "\"use strict\"; \"ready\"; return __smol_result(\"ready\");",
+    );
+    assert_rewrites(
+        "'use strict'; function f() {}",
+        "\"use strict\"; function f() {} return __smol_result(\"use strict\");",
     );
 }
 
@@ -165,7 +151,7 @@ fn directives_stay_first() {
 fn typescript_annotations_are_stripped() {
     assert_rewrites(
         "const n: number = 1;\ninterface I { a: string }\nn as number",
-        "__smol_main: { var n = 1; __smol_output(n); }",
+        "const n = 1; return __smol_result(n);",
     );
 }
 
@@ -197,6 +183,20 @@ fn an_unmatched_closing_brace_is_a_syntax_error_not_an_escape() {
         prepared.diagnostics[0].location,
         Some(crate::diagnostic::Location { line: 1, column: 1 })
     );
+}
+
+#[test]
+fn new_target_outside_functions_is_a_syntax_error_as_in_a_script() {
+    assert_eq!(rules_of("new.target"), ["syntax_valid"]);
+    assert_eq!(rules_of("const f = () => new.target"), ["syntax_valid"]);
+    assert!(rules_of("function f() { return new.target } class K { x = new.target }").is_empty());
+}
+
+#[test]
+fn using_at_the_top_level_is_a_syntax_error_as_in_a_script() {
+    assert_eq!(rules_of("using r = null"), ["syntax_valid"]);
+    assert_eq!(rules_of("await using r = null"), ["syntax_valid"]);
+    assert!(rules_of("{ using r = null }").is_empty());
 }
 
 #[test]
@@ -246,7 +246,7 @@ fn positions_map_back_to_the_users_code() {
 fn typescript_enums_with_string_members_become_objects() {
     assert_rewrites(
         "enum Color { Red, Green = 'g', Blue = Green }\nColor.Blue",
-        "__smol_main: { var Color = /* @__PURE__ */ function(Color) { Color[Color[\"Red\"] = 0] = \"Red\"; Color[\"Green\"] = \"g\"; Color[\"Blue\"] = \"g\"; return Color; }({}); __smol_output(Color.Blue); }",
+        "let Color = /* @__PURE__ */ function(Color) { Color[Color[\"Red\"] = 0] = \"Red\"; Color[\"Green\"] = \"g\"; Color[\"Blue\"] = \"g\"; return Color; }({}); return __smol_result(Color.Blue);",
     );
 }
 

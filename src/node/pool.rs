@@ -1,0 +1,65 @@
+//! The engine-thread pool as Node sees it: its size, set once for the whole process, and its
+//! figures. Executors of every Node environment of the process (the main thread and each
+//! worker thread) share the one pool.
+
+use napi::{Env, Error, Result, Status};
+
+use crate::engine::{self, MAX_THREADS};
+
+/// What the engine-thread pool is doing now.
+#[napi(object, object_from_js = false)]
+pub struct EnginePoolStats {
+    /// The most engine threads the pool runs (the configured size).
+    pub size: u32,
+    /// Engine threads started so far and still alive (they start as work arrives).
+    pub threads: u32,
+    /// Engine threads running an executor's code at this moment.
+    pub busy: u32,
+    /// Executors waiting for a free engine thread.
+    pub queued: u32,
+    /// QuickJS runtimes alive in the process: one per executor between `init()` and
+    /// `cleanup()` (or until a forgotten executor is garbage-collected).
+    pub engines: u32,
+}
+
+fn count(value: usize) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
+}
+
+/// Sets how many engine threads run the executors of this process (default: the number of
+/// cores, or `SES_EXECUTOR_THREADS` when set as the process starts). Takes effect at once:
+/// more threads start as work arrives; threads beyond a smaller size exit once their current
+/// run is over. Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
+#[napi]
+pub fn set_engine_threads(env: Env, threads: f64) -> Result<()> {
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "MAX_THREADS is a small integer, exact as an f64"
+    )]
+    let max = MAX_THREADS as f64;
+    if !(threads.fract() == 0.0 && (1.0..=max).contains(&threads)) {
+        let message = format!("threads must be an integer from 1 to {MAX_THREADS}");
+        env.throw_range_error(&message, None)?;
+        return Err(Error::new(Status::PendingException, message));
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked above to be an integer in 1..=MAX_THREADS"
+    )]
+    engine::set_threads(threads as usize);
+    Ok(())
+}
+
+/// The engine-thread pool's figures now.
+#[napi]
+pub fn engine_pool_stats() -> EnginePoolStats {
+    let pool = engine::pool_stats();
+    EnginePoolStats {
+        size: count(pool.size),
+        threads: count(pool.threads),
+        busy: count(pool.busy),
+        queued: count(pool.queued),
+        engines: count(engine::live_engines()),
+    }
+}
