@@ -130,17 +130,23 @@ pub enum Tamper {
     ObjectPrototypeSetters,
 }
 
+/// What the tampering code reads before any of it runs (the first line's prefix when the run
+/// tampers): each change then reaches the real built-in whatever changes came before it (a
+/// `globalThis.Map` replaced by [`Tamper::Constructors`] must not make a later change throw,
+/// which would be the tampering code failing, not the executor).
+const TAMPER_PREFIX: &str = "const [M0, S0, R0] = [Map, Set, RegExp]; const MI0 = Object.getPrototypeOf(new M0().entries()), SI0 = Object.getPrototypeOf(new S0().values());";
+
 impl Tamper {
     fn code(self) -> &'static str {
         match self {
-            Tamper::RegExpGetters => "for (const k of ['source', 'flags', 'global', 'ignoreCase', 'unicode', 'sticky']) Object.defineProperty(RegExp.prototype, k, { get() { return 'x'; }, configurable: true });",
-            Tamper::MapSetIteration => "Map.prototype.entries = Set.prototype.values = function* () { yield ['evil', 1]; }; Map.prototype[Symbol.iterator] = Map.prototype.entries; Set.prototype[Symbol.iterator] = Set.prototype.values;",
-            Tamper::IteratorNext => "Object.getPrototypeOf(new Map().entries()).next = () => ({ done: true }); Object.getPrototypeOf(new Set().values()).next = () => ({ done: true });",
+            Tamper::RegExpGetters => "for (const k of ['source', 'flags', 'global', 'ignoreCase', 'unicode', 'sticky']) Object.defineProperty(R0.prototype, k, { get() { return 'x'; }, configurable: true });",
+            Tamper::MapSetIteration => "M0.prototype.entries = S0.prototype.values = function* () { yield ['evil', 1]; }; M0.prototype[Symbol.iterator] = M0.prototype.entries; S0.prototype[Symbol.iterator] = S0.prototype.values;",
+            Tamper::IteratorNext => "MI0.next = () => ({ done: true }); SI0.next = () => ({ done: true });",
             Tamper::DateTime => "Date.prototype.getTime = Date.prototype.valueOf = () => 1;",
             Tamper::ErrorMessageAccessor => "Object.defineProperty(Error.prototype, 'message', { get() { return 'lie'; }, set() { throw new Error('set message'); }, configurable: true });",
             Tamper::ErrorNameSetter => "Object.defineProperty(Error.prototype, 'name', { get() { return 'Lie'; }, set() { throw new Error('set name'); }, configurable: true });",
             Tamper::Constructors => "globalThis.Map = globalThis.Set = globalThis.RegExp = globalThis.EvalError = globalThis.URIError = function () { throw new Error('ctor'); };",
-            Tamper::CollectionMethods => "Map.prototype.set = Set.prototype.add = function () { throw new Error('add'); };",
+            Tamper::CollectionMethods => "M0.prototype.set = S0.prototype.add = function () { throw new Error('add'); };",
             Tamper::ObjectPrototypeSetters => "for (const k of ['0', 'a', 'message', 'name', 'length']) Object.defineProperty(Object.prototype, k, { set() { throw new Error('setter ' + k); }, configurable: true });",
         }
     }
@@ -309,6 +315,8 @@ fn code(case: &Case, tamper: bool) -> String {
     // are the same with and without it.
     let mut code = String::from("const results = [];");
     if tamper {
+        code.push(' ');
+        code.push_str(TAMPER_PREFIX);
         for change in &case.tampering {
             code.push(' ');
             code.push_str(change.code());
@@ -541,5 +549,47 @@ mod tests {
                 other => panic!("expected the awaited call's failure, got {other:?}"),
             }
         }
+    }
+
+    /// Regression (`fuzz/regressions/options_tools/`): the tampering code replaced
+    /// `globalThis.Map`, then its own next change called `new Map()` and threw: a failure of the
+    /// tampering code that the checker took for the executor's. Changes now reach the built-ins
+    /// through what was read before any of them ran.
+    #[test]
+    fn a_change_after_the_constructors_were_replaced_still_reaches_the_built_ins() {
+        let case = Case {
+            options: ArbOptions {
+                max_operations: None,
+                timeout_ms: None,
+                max_queued_runs: None,
+                max_log_bytes: None,
+                memory_limit_bytes: None,
+                max_stack_bytes: None,
+                max_value_bytes: None,
+                max_canvas_size: None,
+                run_concurrency: None,
+                authorized_imports: None,
+                collect_console_levels: None,
+            },
+            tampering: vec![
+                Tamper::Constructors,
+                Tamper::IteratorNext,
+                Tamper::MapSetIteration,
+                Tamper::CollectionMethods,
+                Tamper::RegExpGetters,
+            ],
+            calls: vec![Call {
+                answer: Answer::Returns(ArbValue::Map(vec![(ArbValue::Null, ArbValue::Null)])),
+                caught: false,
+            }],
+        };
+        check_case(&case);
+        let options = check_options(&case.options).expect("the defaults are accepted");
+        let tampered = run(&case, &options, true).expect("the tampered run succeeds");
+        assert_eq!(
+            tampered,
+            run(&case, &options, false).expect("the plain run succeeds")
+        );
+        assert!(tampered.contains("Map"), "{tampered}");
     }
 }
