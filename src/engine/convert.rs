@@ -661,9 +661,11 @@ impl<'js> Maker<'_, 'js> {
         if !named {
             object.prop(PredefinedAtom::Name, hidden(name))?;
         }
-        if let Some(stack) = stack {
-            object.prop(PredefinedAtom::Stack, hidden(stack))?;
-        }
+        // A copy has the stack its original had, and one without (a host error arrives without
+        // its stack, README "Values across the boundary") gets no frames: the stack QuickJS
+        // recorded when the copy was made would name whatever sandbox code ran then (for a
+        // tool's promised result, whichever await the run had reached).
+        object.prop(PredefinedAtom::Stack, hidden(stack.unwrap_or_default()))?;
         Ok(error)
     }
 

@@ -740,3 +740,29 @@ fn messages_sent_while_a_run_waits_for_a_sync_tool_are_served_after_it() {
     );
     assert_eq!(freed.blocking_recv(), Ok(()));
 }
+
+/// A host error arrives without its stack; a copy made while sandbox code runs (a tool's
+/// result, sync or awaited) must not take the stack of wherever that code was, which made the
+/// same result differ from run to run (found by the `options_tools` fuzz target).
+#[test]
+fn an_error_without_a_stack_arrives_with_no_frames() {
+    let stackless = || Value::Error {
+        name: "TypeError".into(),
+        message: "as a value".into(),
+        stack: None,
+    };
+    let host = FakeHost::default()
+        .with("now", sync(move |_| Ok(stackless())))
+        .with("later", after(5, move |_| Ok(stackless())));
+    let engine = engine_with(host, &options());
+    let code = "const a = now();\nawait null;\nconst b = await later();\n[a.stack, b.stack, a instanceof TypeError, b.message]";
+    assert_eq!(
+        output(run_on(&engine, code, &options())),
+        Value::Array(vec![
+            Some(Value::String(String::new())),
+            Some(Value::String(String::new())),
+            Some(Value::Bool(true)),
+            Some(Value::String("as a value".into())),
+        ])
+    );
+}
