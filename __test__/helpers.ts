@@ -17,6 +17,7 @@ export const {
   CODE_AGENT_SYSTEM_PROMPT,
   CODE_AGENT_EXAMPLES,
   codeAgentSetup,
+  createRunJavaScriptTool,
 } = require('../index.js') as typeof Binding
 
 export type { CodeOutput, ExecutorOptions } from '../index'
