@@ -3,7 +3,7 @@
 // while a run sleeps (README "Timers"). Spec §5.2: off by default.
 import { afterEach, describe, expect, it } from 'vitest'
 
-import { SESExecutor, enginePoolStats, rejectionOf, setEngineThreads } from './helpers'
+import { SESExecutor, enginePoolStats, rejectionOf, setEngineThreads, validateCode } from './helpers'
 
 const live: InstanceType<typeof SESExecutor>[] = []
 async function executor(options: ConstructorParameters<typeof SESExecutor>[0] = {}) {
@@ -21,6 +21,13 @@ describe('timers', () => {
     const error = await rejectionOf(ex.run('setTimeout(() => {}, 1)'))
     expect(error.code).toBe('ERR_RUNTIME_EXCEPTION')
     expect((error.details.diagnostics as Array<{ rule: string }>).map((d) => d.rule)).toEqual(['forbidden_global_access'])
+  })
+
+  it('validateCode and prepareProgram take the option too', () => {
+    const rules = (options: { timers?: boolean }) =>
+      validateCode('setTimeout(f, 1); clearInterval(t); setImmediate(f)', options).map((d) => d.rule + ' ' + d.message)
+    expect(rules({})).toHaveLength(3)
+    expect(rules({ timers: true })).toEqual(["forbidden_global_access 'setImmediate' is not available in the sandbox (timers are not provided)"])
   })
 
   it('are refused as an option that is not a boolean', async () => {
