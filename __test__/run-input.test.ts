@@ -1,18 +1,10 @@
 // Issue 17 part 4: `run(code, { input })` binds a copy of `input` as the global `input` for that
 // run only (README "Run input").
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
-import { SESExecutor, rejectionOf } from './helpers'
+import { executorsCleanedAfterEach, rejectionOf } from './helpers'
 
-const live: InstanceType<typeof SESExecutor>[] = []
-async function executor(options: ConstructorParameters<typeof SESExecutor>[0] = {}) {
-  const created = await SESExecutor.create({ timeoutMs: 5000, ...options })
-  live.push(created)
-  return created
-}
-afterEach(async () => {
-  await Promise.all(live.splice(0).map((e) => e.cleanup().catch(() => {})))
-})
+const executor = executorsCleanedAfterEach({ timeoutMs: 5000 })
 
 describe('run input', () => {
   it('is a structured-clone copy bound as `input` for its run only', async () => {

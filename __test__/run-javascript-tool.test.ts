@@ -7,20 +7,12 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 
 import Ajv from 'ajv'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
-import { SESExecutor, createRunJavaScriptTool } from './helpers'
+import { createRunJavaScriptTool, executorsCleanedAfterEach } from './helpers'
 import { decodePng } from './png'
 
-const live: InstanceType<typeof SESExecutor>[] = []
-async function executor(options: ConstructorParameters<typeof SESExecutor>[0] = {}) {
-  const created = await SESExecutor.create({ timeoutMs: 5000, ...options })
-  live.push(created)
-  return created
-}
-afterEach(async () => {
-  await Promise.all(live.splice(0).map((e) => e.cleanup().catch(() => {})))
-})
+const executor = executorsCleanedAfterEach({ timeoutMs: 5000 })
 
 /** The tool-definition shape of OpenAI's Chat Completions API. */
 const OPENAI_FUNCTION_TOOL = {

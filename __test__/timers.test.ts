@@ -1,23 +1,16 @@
 // Issue 17 part 4: `timers: true` gives the sandbox setTimeout/setInterval and their clear*,
 // driven by the engine's own clock under the run's deadline, without holding an engine thread
 // while a run sleeps (README "Timers"). Spec §5.2: off by default.
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
-import { SESExecutor, enginePoolStats, rejectionOf, setEngineThreads, validateCode } from './helpers'
+import { SESExecutor, executorsCleanedAfterEach, enginePoolStats, rejectionOf, setEngineThreads, validateCode } from './helpers'
 
-const live: InstanceType<typeof SESExecutor>[] = []
-async function executor(options: ConstructorParameters<typeof SESExecutor>[0] = {}) {
-  const created = await SESExecutor.create({ timeoutMs: 5000, ...options })
-  live.push(created)
-  return created
-}
-afterEach(async () => {
-  await Promise.all(live.splice(0).map((e) => e.cleanup().catch(() => {})))
-})
+const executor = executorsCleanedAfterEach({ timeoutMs: 5000 })
 
 describe('timers', () => {
   it('§5.2: off by default — a warning and a ReferenceError, as before', async () => {
     const ex = await executor()
+    expect((await ex.run('typeof setTimeout')).stats).not.toHaveProperty('timersCancelled')
     const error = await rejectionOf(ex.run('setTimeout(() => {}, 1)'))
     expect(error.code).toBe('ERR_RUNTIME_EXCEPTION')
     expect((error.details.diagnostics as Array<{ rule: string }>).map((d) => d.rule)).toEqual(['forbidden_global_access'])

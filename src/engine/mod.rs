@@ -179,8 +179,9 @@ pub struct RunStats {
     pub operations: u64,
     /// The most bytes the QuickJS heap held during the run.
     pub peak_heap_bytes: u64,
-    /// Timers (`timers: true`) still pending when the run ended, which were cancelled.
-    pub timers_cancelled: u64,
+    /// Timers still pending when the run ended, which were cancelled; `None` when the executor
+    /// has no timers (`timers: false`).
+    pub timers_cancelled: Option<u64>,
 }
 
 /// A run that finished (§3.1 `CodeOutput` minus the logs).

@@ -431,7 +431,7 @@ impl Worker {
             }
         };
         let (tool_calls, tool_time) = self.bridge.end_run();
-        let timers_cancelled = self.timers.as_ref().map_or(0, |timers| timers.cancel_all());
+        let timers_cancelled = self.timers.as_ref().map(|timers| timers.cancel_all());
         self.state.end();
         self.dirty |= dirty;
         let report = RunReport {

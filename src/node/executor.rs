@@ -97,9 +97,9 @@ pub struct JsRunStats {
     /// The most bytes the executor's QuickJS heap held during the run (the whole runtime,
     /// including what earlier runs left in it).
     pub peak_heap_bytes: f64,
-    /// Timers (`timers: true`) still pending when the run ended, which were cancelled (always 0
-    /// without the option).
-    pub timers_cancelled: f64,
+    /// Timers still pending when the run ended, which were cancelled; present only when the
+    /// executor was created with `timers: true` (a run without the option pays for no field).
+    pub timers_cancelled: Option<f64>,
 }
 
 impl From<RunStats> for JsRunStats {
@@ -114,7 +114,7 @@ impl From<RunStats> for JsRunStats {
             tool_calls: stats.tool_calls as f64,
             operations: stats.operations as f64,
             peak_heap_bytes: stats.peak_heap_bytes as f64,
-            timers_cancelled: stats.timers_cancelled as f64,
+            timers_cancelled: stats.timers_cancelled.map(|count| count as f64),
         }
     }
 }
