@@ -351,10 +351,10 @@ export interface RunStats {
    */
   peakHeapBytes: number
   /**
-   * Timers (`timers: true`) still pending when the run ended, which were cancelled (always 0
-   * without the option).
+   * Timers still pending when the run ended, which were cancelled; present only when the
+   * executor was created with `timers: true` (a run without the option pays for no field).
    */
-  timersCancelled: number
+  timersCancelled?: number
 }
 
 /**
