@@ -18,7 +18,7 @@ use rquickjs::object::Property;
 use rquickjs::Ctx;
 
 use super::convert::from_value;
-use super::reflect::has_global_lexical;
+use super::reflect::{has_global_lexical, OwnedAtom, Reflect};
 use crate::value::Value;
 
 /// The name the input is bound to.
@@ -32,8 +32,12 @@ pub(super) fn bind(ctx: &Ctx<'_>, value: &Value) -> Result<(), String> {
         ));
     }
     let globals = ctx.globals();
-    if globals.contains_key(NAME).unwrap_or(true) {
-        ctx.catch();
+    // An own-property lookup: `in` would walk the global object's prototype chain, which code
+    // of an earlier run may have made a Proxy whose trap runs here, before the run's deadline.
+    let held = OwnedAtom::from_str(ctx, NAME).map_or(Err(()), |atom| {
+        Reflect::new(ctx).own_desc(&globals.clone().into_value(), &atom)
+    });
+    if !matches!(held, Ok(None)) {
         return Err(format!(
             "the run's input cannot be bound: the sandbox already has a global named '{NAME}' (a variable sent with sendVariables, or a var or function of an earlier run)"
         ));
@@ -184,6 +188,32 @@ mod tests {
         assert_eq!(
             output(run_on(&engine, "input", &options)),
             Value::Number(1.0)
+        );
+    }
+
+    #[test]
+    fn a_proxy_on_the_global_prototype_chain_runs_no_code_when_an_input_is_bound() {
+        // Binding happens before the run's deadline is set: a trap that ran there could hold the
+        // engine thread forever.
+        let options = Options::default();
+        let engine = engine_with(FakeHost::default(), &options);
+        run_on(
+            &engine,
+            "const traps = []
+             const record = (_, key) => { if (key === 'input') traps.push(key) }
+             Object.setPrototypeOf(globalThis, new Proxy({}, { has: record, get: record, getOwnPropertyDescriptor: record }))",
+            &options,
+        )
+        .result
+        .unwrap();
+        assert_eq!(
+            output(run_with_input(
+                &engine,
+                "[input + 1, traps.length]",
+                &options,
+                Some(Value::Number(1.0))
+            )),
+            Value::Array(vec![Some(Value::Number(2.0)), Some(Value::Number(0.0))])
         );
     }
 
