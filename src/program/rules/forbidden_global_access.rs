@@ -90,7 +90,14 @@ impl<'a> Visit<'a> for Finder<'_, '_, 'a> {
         if self.context.timers && PROVIDED_TIMERS.contains(&name) {
             return;
         }
-        let (kind, fix) = advice(name, host);
+        let (kind, fix) = if self.context.timers && matches!(host, Host::Timer) {
+            (
+                "timers are not provided",
+                "Use setTimeout(callback, 0) instead.".to_owned(),
+            )
+        } else {
+            advice(name, host)
+        };
         self.found.push(
             Diagnostic::error(
                 RULE,
@@ -218,6 +225,10 @@ mod tests {
         );
         assert_eq!(found.len(), 1);
         assert!(found[0].message.contains("'setImmediate'"));
+        assert_eq!(
+            found[0].fix.as_deref(),
+            Some("Use setTimeout(callback, 0) instead.")
+        );
     }
 
     #[test]
