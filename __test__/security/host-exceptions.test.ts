@@ -143,9 +143,21 @@ describe('class 4: run options and AbortSignals — issue 12', () => {
     message: `Code validation failed:\noptions_valid: ${message}`,
   })
   it('run options that are a Proxy whose traps throw refuse the run before it starts; the executor stays READY', () => {
+    // `input` is looked up first (`'input' in options`: the has trap).
     expect(scenario('run options are a Proxy whose traps throw').run).toMatchObject(
-      refused('options.signal cannot be read (reading it threw Error: trap get)'),
+      refused('options.input cannot be read (reading it threw Error: trap has)'),
     )
+  })
+  it('a throwing input getter refuses the run before it starts', () => {
+    expect(scenario('run options have a throwing input getter').run).toMatchObject(
+      refused('options.input cannot be read (reading it threw Symbol(input getter))'),
+    )
+  })
+  it('a run input with a throwing getter inside is refused naming the path', () => {
+    expect(scenario('run input whose nested getter throws').run).toMatchObject({
+      code: 'ERR_VALIDATION_FAILED',
+      details: { path: 'input.deep.x' },
+    })
   })
   it('a throwing signal getter refuses the run before it starts (it used to start, then throw, leaving RUNNING forever)', () => {
     expect(scenario('run options have a throwing signal getter').run).toMatchObject(

@@ -90,14 +90,22 @@ async function quietCpuMs() {
   return +((user + system) / 1000).toFixed(1)
 }
 
-/** Runs `step(i)` `total` times, sampling at the start, after warm-up, every tenth and the end. */
-async function phase(name, total, step) {
-  const rows = [await sample('start', 0)]
+/**
+ * Runs `step(i)` `total` times, sampling at the start, after warm-up, every tenth and the end;
+ * `settleMs` before each sample, for steps that free large blocks (memory goes back to the system
+ * a second after frees pause, README "Memory": sampled at once, RSS shows what is being freed).
+ */
+async function phase(name, total, step, settleMs = 0) {
+  const settled = async (label, done) => {
+    if (settleMs) await new Promise((resolve) => setTimeout(resolve, settleMs))
+    return sample(label, done)
+  }
+  const rows = [await settled('start', 0)]
   const warmUp = Math.max(1, Math.floor(total * WARM_UP))
   const marks = new Set([warmUp, ...Array.from({ length: 10 }, (_, i) => Math.floor(((i + 1) * total) / 10))])
   for (let i = 0; i < total; i++) {
     await step(i)
-    if (marks.has(i + 1)) rows.push(await sample(i + 1 === warmUp ? 'warm' : i + 1 === total ? 'end' : 'at', i + 1))
+    if (marks.has(i + 1)) rows.push(await settled(i + 1 === warmUp ? 'warm' : i + 1 === total ? 'end' : 'at', i + 1))
   }
   console.log(`\n${name}`)
   console.table(rows)
@@ -220,7 +228,7 @@ const stuck = await phase(`phase 3: ${STUCK} executors timed out inside a built-
   )
   if (error?.code !== 'ERR_EXEC_TIMEOUT' || error.details.stillRunning) throw new Error(`${code}: ${error?.code} ${error?.message}`)
   await executor.cleanup()
-})
+}, 1_500)
 
 const problems = [...mass, ...lifecycle, ...runs, ...stuck]
 console.log(`\nsoak: ${((Date.now() - started) / 1000).toFixed(0)} s, node ${process.version}, ${new Date().toISOString()}`)

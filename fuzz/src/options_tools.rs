@@ -92,6 +92,7 @@ pub struct ArbOptions {
     max_stack_bytes: Option<ArbNumber>,
     max_value_bytes: Option<ArbNumber>,
     max_canvas_size: Option<ArbNumber>,
+    timers: Option<bool>,
     run_concurrency: Option<String>,
     authorized_imports: Option<Vec<String>>,
     collect_console_levels: Option<Vec<String>>,
@@ -112,6 +113,7 @@ impl ArbOptions {
             max_stack_bytes: number(&self.max_stack_bytes),
             max_value_bytes: number(&self.max_value_bytes),
             max_canvas_size: number(&self.max_canvas_size),
+            timers: self.timers,
         }
     }
 }
@@ -441,6 +443,7 @@ mod tests {
                 max_stack_bytes: None,
                 max_value_bytes: number(value),
                 max_canvas_size: number(value),
+                timers: None,
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,
@@ -461,6 +464,7 @@ mod tests {
                 max_stack_bytes: None,
                 max_value_bytes: None,
                 max_canvas_size: None,
+                timers: None,
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,
@@ -520,6 +524,7 @@ mod tests {
                 max_stack_bytes: None,
                 max_value_bytes: None,
                 max_canvas_size: None,
+                timers: None,
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,
@@ -567,6 +572,7 @@ mod tests {
                 max_stack_bytes: None,
                 max_value_bytes: None,
                 max_canvas_size: None,
+                timers: None,
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,

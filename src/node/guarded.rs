@@ -99,6 +99,17 @@ pub fn get_element<'env>(
     check(env, status).map(|()| unknown(env, value))
 }
 
+/// `name in object`: runs a Proxy's `has` trap if there is one.
+pub fn has<'env>(env: &'env Env, object: &Unknown, name: &str) -> Guarded<'env, bool> {
+    let key = std::ffi::CString::new(name)
+        .map_err(|_| Thrown::Failed(format!("{name:?} is no property name")))?;
+    let mut has = false;
+    // SAFETY: live env and value of the current scope; `key` is NUL-terminated.
+    let status =
+        unsafe { sys::napi_has_named_property(env.raw(), object.raw(), key.as_ptr(), &mut has) };
+    check(env, status).map(|()| has)
+}
+
 /// `index in object`.
 pub fn has_element<'env>(env: &'env Env, object: &Unknown, index: u32) -> Guarded<'env, bool> {
     let mut has = false;

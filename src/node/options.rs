@@ -64,6 +64,14 @@ pub struct ExecutorOptions {
     /// `getCanvas` and `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count
     /// against `memoryLimitBytes`.
     pub max_canvas_size: Option<f64>,
+    /// Gives the sandbox `setTimeout`, `clearTimeout`, `setInterval` and `clearInterval`
+    /// (default `false`: spec §5.2 injects no timers, and code using them gets a
+    /// `forbidden_global_access` warning and a `ReferenceError`). They run on the executor's own
+    /// clock, never past the run's deadline; a run waiting for a timer holds no engine thread;
+    /// the run waits for the Promise its code returns (not for timers), and timers still pending
+    /// when it ends are cancelled (`stats.timersCancelled`). A delay below 1 ms or above
+    /// 2147483647 ms is 1 ms (as in Node); at most 10000 timers are pending at once.
+    pub timers: Option<bool>,
     /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
     /// text (run inside the sandbox, under the same guards), or an object whose functions become
     /// exports that call the host like tools and whose other values are copied.
@@ -97,6 +105,7 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
         max_stack_bytes: number(env, &options, "maxStackBytes")?,
         max_value_bytes: number(env, &options, "maxValueBytes")?,
         max_canvas_size: number(env, &options, "maxCanvasSize")?,
+        timers: boolean(env, &options, "timers")?,
     })
 }
 
@@ -142,6 +151,15 @@ fn number(env: &Env, object: &Unknown, name: &str) -> Result<Option<f64>, Diagno
         .map_err(|_| invalid(name, "a number"))
 }
 
+fn boolean(env: &Env, object: &Unknown, name: &str) -> Result<Option<bool>, Diagnostic> {
+    let Some(value) = property(env, object, name)? else {
+        return Ok(None);
+    };
+    guarded::boolean_value(&value)
+        .map(Some)
+        .ok_or_else(|| invalid(name, "a boolean"))
+}
+
 fn string(env: &Env, object: &Unknown, name: &str) -> Result<Option<String>, Diagnostic> {
     let Some(value) = property(env, object, name)? else {
         return Ok(None);
@@ -184,6 +202,39 @@ pub struct RunOptions {
     /// and leaves the state as it was.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<String>,
+    /// A value bound as the global `input` for this run only: a copy (structured-clone
+    /// semantics, as `sendVariables` copies), so the run's changes never reach the caller and
+    /// the next run has no `input`. A property present with the value `undefined` binds
+    /// `input` to `undefined`. The run is refused (`ERR_VALIDATION_FAILED`) if the value cannot
+    /// be copied (the path is in `details.path`), or if the sandbox already holds the name `input`
+    /// (an earlier run's top-level `let`/`const`/`class`/`var`, or a variable).
+    #[napi(ts_type = "unknown")]
+    pub input: Option<String>,
+}
+
+/// `options.input` of `run()`, copied within `max_value_bytes`: `None` when the options have no
+/// `input` property (a property set to `undefined` binds `input` to `undefined`). Read as the
+/// other run options are (`guarded`): a `has` trap or getter that throws refuses the run.
+pub fn run_input(
+    env: &Env,
+    options: Option<Unknown>,
+    max_value_bytes: u64,
+) -> std::result::Result<Option<crate::value::Value>, ExecutorError> {
+    let refused =
+        |thrown: &Thrown| ExecutorError::validation(&[unreadable(env, "options.input", thrown)]);
+    let Some(options) = options else {
+        return Ok(None);
+    };
+    if guarded::type_of(&options) != ValueType::Object {
+        return Ok(None);
+    }
+    if !guarded::has(env, &options, "input").map_err(|thrown| refused(&thrown))? {
+        return Ok(None);
+    }
+    let value = guarded::get(env, &options, "input").map_err(|thrown| refused(&thrown))?;
+    from_js(env, value, "input", max_value_bytes)
+        .map(Some)
+        .map_err(|error| clone_refused(&error))
 }
 
 /// The own enumerable entries of `value`, which must be an object (`what` names it in
