@@ -78,7 +78,7 @@ pub(super) fn throw_copy_failure(ctx: &Ctx<'_>, error: CloneError) -> rquickjs::
         ctx,
         reflect: Reflect::new(ctx),
     };
-    let thrown = match maker.error("RangeError", &error.to_string(), None) {
+    let thrown = match maker.error("RangeError", &error.to_string(), ErrorStack::Here) {
         Ok(thrown) => thrown,
         Err(failed) => return failed,
     };
@@ -493,7 +493,7 @@ impl<'js> Sink for Maker<'_, 'js> {
                 name,
                 message,
                 stack,
-            } => self.error(name, message, stack)?,
+            } => self.error(name, message, ErrorStack::Copied(stack))?,
             Leaf::ArrayBuffer(bytes) => ArrayBuffer::new_copy(ctx, bytes)?.into_value(),
         };
         if made.is_exception() {
@@ -629,7 +629,7 @@ impl<'js> Maker<'_, 'js> {
 
     /// An error of the built-in class called `name` when there is one, else an `Error` whose
     /// own `name` says what it was.
-    fn error(&self, name: &str, message: &str, stack: Option<&str>) -> Result<JsValue<'js>> {
+    fn error(&self, name: &str, message: &str, stack: ErrorStack<'_>) -> Result<JsValue<'js>> {
         let native = match name {
             "Error" => Some(NativeError::Error),
             "TypeError" => Some(NativeError::TypeError),
@@ -661,11 +661,9 @@ impl<'js> Maker<'_, 'js> {
         if !named {
             object.prop(PredefinedAtom::Name, hidden(name))?;
         }
-        // A copy has the stack its original had, and one without (a host error arrives without
-        // its stack, README "Values across the boundary") gets no frames: the stack QuickJS
-        // recorded when the copy was made would name whatever sandbox code ran then (for a
-        // tool's promised result, whichever await the run had reached).
-        object.prop(PredefinedAtom::Stack, hidden(stack.unwrap_or_default()))?;
+        if let ErrorStack::Copied(stack) = stack {
+            object.prop(PredefinedAtom::Stack, hidden(stack.unwrap_or_default()))?;
+        }
         Ok(error)
     }
 
@@ -685,6 +683,18 @@ impl<'js> Maker<'_, 'js> {
         };
         error.is_error().then_some(error)
     }
+}
+
+/// What an error the engine makes has as its `stack`.
+enum ErrorStack<'a> {
+    /// A copy's: its original's, or no frames when it had none (a host error arrives without
+    /// its stack, README "Values across the boundary"). Not the frames QuickJS records when the
+    /// copy is made: they would name whatever sandbox code ran then (for a tool's promised
+    /// result, whichever await the run had reached).
+    Copied(Option<&'a str>),
+    /// Where sandbox code is now, as QuickJS records it: an error thrown at a call, which the
+    /// run's error locates by it.
+    Here,
 }
 
 /// A plain data property, as an object literal makes it.
