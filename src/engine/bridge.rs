@@ -24,6 +24,7 @@ use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult
 use super::inbox::SPIN;
 use super::state::{RunState, Stop};
 use super::{Command, EngineInbox};
+use crate::trace::ToolOutcome;
 
 /// The resolving functions of the promise a pending call handed to the sandbox.
 struct Awaiting {
@@ -32,6 +33,8 @@ struct Awaiting {
     tool: String,
     /// When the call was made, for [`Bridge::end_run`]'s tool time.
     started: Instant,
+    /// The call's number in the run's trace, when it is traced.
+    call: Option<u64>,
 }
 
 /// How waiting for a message ended.
@@ -161,10 +164,16 @@ impl Bridge {
             ) {
                 Ok(value) => copied.push(value),
                 Err(error) => {
-                    return Err(self.throw_failure(ctx, tool, ToolFailure::new(error.to_string())))
+                    // The call never reaches the host: the trace shows the arguments copied so
+                    // far and the refusal, which names the argument.
+                    let failure = ToolFailure::new(error.to_string());
+                    let call = state.record_call(ctx, tool, &copied);
+                    state.record_result(call, tool, Instant::now(), false, || failed(&failure));
+                    return Err(self.throw_failure(ctx, tool, failure));
                 }
             }
         }
+        let call = state.record_call(ctx, tool, &copied);
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         let started = Instant::now();
@@ -177,17 +186,27 @@ impl Bridge {
             match self.wait(state) {
                 Waited::Stopped => return Err(throw_stop(ctx)),
                 Waited::Answer(answer_id, answer) if answer_id == id => {
-                    if !matches!(answer, ToolAnswer::Pending) {
-                        self.add_tool_time(started);
-                    }
-                    return match answer {
-                        ToolAnswer::Returned(Ok(value)) => self.copy_in(ctx, tool, &value),
-                        ToolAnswer::Returned(Err(failure)) | ToolAnswer::Settled(Err(failure)) => {
-                            Err(self.throw_failure(ctx, tool, failure))
+                    let (result, asynchronous) = match answer {
+                        ToolAnswer::Pending => {
+                            return self.promise_for(ctx, id, tool, started, call)
                         }
-                        ToolAnswer::Settled(Ok(value)) => self.copy_in(ctx, tool, &value),
-                        ToolAnswer::Pending => self.promise_for(ctx, id, tool, started),
+                        ToolAnswer::Returned(result) => (result, false),
+                        ToolAnswer::Settled(result) => (result, true),
                     };
+                    self.add_tool_time(started);
+                    let copied = result.and_then(|value| {
+                        let copied = self.copy_in(ctx, tool, &value);
+                        if copied.is_ok() {
+                            state.record_result(call, tool, started, asynchronous, || {
+                                ToolOutcome::Returned(Some(value))
+                            });
+                        }
+                        copied
+                    });
+                    return copied.map_err(|failure| {
+                        state.record_result(call, tool, started, asynchronous, || failed(&failure));
+                        self.throw_failure(ctx, tool, failure)
+                    });
                 }
                 Waited::Answer(other, ToolAnswer::Settled(result)) => {
                     self.settled.borrow_mut().push_back((other, result));
@@ -252,22 +271,24 @@ impl Bridge {
             return Next::Settled;
         };
         self.add_tool_time(awaiting.started);
-        let settled = match result {
-            Ok(value) => match from_value(ctx, &value) {
-                Ok(value) => awaiting
-                    .resolve
-                    .restore(ctx)
-                    .and_then(|resolve| resolve.call::<_, ()>((value,))),
-                Err(_) => self.reject_with(
-                    ctx,
-                    &awaiting,
-                    ToolFailure::of_host(format!(
-                        "the result of {} cannot be copied into the sandbox",
-                        awaiting.tool
-                    )),
-                ),
-            },
-            Err(failure) => self.reject_with(ctx, &awaiting, failure),
+        let (tool, started, call) = (&awaiting.tool, awaiting.started, awaiting.call);
+        let settled = match result.and_then(|value| {
+            let copied = self.copy_in(ctx, tool, &value);
+            if copied.is_ok() {
+                state.record_result(call, tool, started, true, || {
+                    ToolOutcome::Returned(Some(value))
+                });
+            }
+            copied
+        }) {
+            Ok(value) => awaiting
+                .resolve
+                .restore(ctx)
+                .and_then(|resolve| resolve.call::<_, ()>((value,))),
+            Err(failure) => {
+                state.record_result(call, tool, started, true, || failed(&failure));
+                self.reject_with(ctx, &awaiting, failure)
+            }
         };
         if settled.is_err() {
             ctx.catch();
@@ -317,21 +338,19 @@ impl Bridge {
         }
     }
 
+    /// The tool's result as a sandbox value, or the failure the sandbox sees when it cannot be
+    /// copied in.
     fn copy_in<'js>(
         &self,
         ctx: &Ctx<'js>,
         tool: &str,
         value: &crate::value::Value,
-    ) -> rquickjs::Result<JsValue<'js>> {
+    ) -> Result<JsValue<'js>, ToolFailure> {
         from_value(ctx, value).map_err(|_| {
             ctx.catch();
-            self.throw_failure(
-                ctx,
-                tool,
-                ToolFailure::of_host(format!(
-                    "the result of {tool} cannot be copied into the sandbox"
-                )),
-            )
+            ToolFailure::of_host(format!(
+                "the result of {tool} cannot be copied into the sandbox"
+            ))
         })
     }
 
@@ -341,6 +360,7 @@ impl Bridge {
         id: u64,
         tool: &str,
         started: Instant,
+        call: Option<u64>,
     ) -> rquickjs::Result<JsValue<'js>> {
         let (promise, resolve, reject) = ctx.promise()?;
         self.awaiting.borrow_mut().insert(
@@ -350,6 +370,7 @@ impl Bridge {
                 reject: Persistent::save(ctx, reject),
                 tool: tool.to_owned(),
                 started,
+                call,
             },
         );
         Ok(promise.into_value())
@@ -392,5 +413,13 @@ impl Bridge {
             failure,
         ));
         Ok(error)
+    }
+}
+
+/// A failure as the trace shows it.
+fn failed(failure: &ToolFailure) -> ToolOutcome {
+    ToolOutcome::Failed {
+        name: failure.name.clone(),
+        message: failure.message.clone(),
     }
 }

@@ -157,7 +157,7 @@ fn position(location: Location, program: &PreparedProgram) -> Option<SourcePosit
 
 /// The `line:column` of the first stack frame in the transformed script
 /// (`    at f (agent.js:3:9)`).
-fn first_script_position(stack: &str) -> Option<(u32, u32)> {
+pub(super) fn first_script_position(stack: &str) -> Option<(u32, u32)> {
     let marker = format!("{SCRIPT_NAME}:");
     stack.lines().find_map(|frame| {
         let start = frame.find(&marker)? + marker.len();

@@ -17,6 +17,7 @@ use super::reflect::{bare_function, BareCall, Reflect};
 use super::state::{RunResult, RunState, Stop};
 use crate::options::LogLevel;
 use crate::program::{FINAL_ANSWER, GUARD_FUNCTION, RESULT_FUNCTION};
+use crate::trace::TraceKind;
 use crate::value::Value;
 
 /// Installs every binding in `ctx`'s global object.
@@ -62,6 +63,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
                     .map_or(Value::Undefined, |value| copy_out(&ctx, &value));
                 *answer_state.final_answer.borrow_mut() = Some(copied);
                 answer_state.stop_with(Stop::FinalAnswer);
+                answer_state.record_here(&ctx, |at| TraceKind::FinalAnswer { at });
             }
             Err(throw_stop(&ctx))
         },
@@ -150,8 +152,8 @@ pub(super) fn named_error<'js>(ctx: &Ctx<'js>, name: &str, message: &str) -> Res
 }
 
 /// The stack of the calling code, from an error made for the purpose; only asked when a run's
-/// result is a Promise.
-fn call_site(ctx: &Ctx<'_>) -> Option<String> {
+/// result is a Promise, or for a traced run's calls.
+pub(super) fn call_site(ctx: &Ctx<'_>) -> Option<String> {
     Exception::from_message(ctx.clone(), "").ok()?.stack()
 }
 

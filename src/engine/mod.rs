@@ -27,6 +27,7 @@ mod stack;
 mod state;
 #[cfg(test)]
 pub mod testing;
+mod trace;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,6 +45,7 @@ use stack::PROGRAM_STACK_BYTES;
 pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
 pub use heap::memory_freed;
 pub use pool::{set_threads, stats as pool_stats, PoolStats, MAX_THREADS, THREADS_VARIABLE};
+pub use trace::TraceRecord;
 pub use worker::live as live_engines;
 
 /// What the engine thread is built with.
@@ -79,6 +81,8 @@ pub struct RunRequest {
     pub log_levels: Vec<LogLevel>,
     pub max_log_bytes: usize,
     pub abort: RunAbort,
+    /// Whether to record and stream the run's events (off by default).
+    pub trace: crate::trace::TraceRequest,
 }
 
 impl RunRequest {
@@ -91,6 +95,10 @@ impl RunRequest {
             log_levels: options.collect_console_levels.clone(),
             max_log_bytes: options.max_log_bytes,
             abort,
+            trace: crate::trace::TraceRequest {
+                max_bytes: options.max_trace_bytes,
+                ..crate::trace::TraceRequest::default()
+            },
         }
     }
 }
@@ -175,6 +183,8 @@ pub struct RunReport {
     /// The `WARNING` and `INFO` diagnostics of the code that ran (§8.3); a refused run carries
     /// all of its diagnostics in its error instead.
     pub diagnostics: Vec<Diagnostic>,
+    /// The run's events (all but its end, which the executor adds), when it was traced.
+    pub trace: Option<TraceRecord>,
 }
 
 impl RunReport {
@@ -187,6 +197,7 @@ impl RunReport {
             dirty,
             stats: RunStats::default(),
             diagnostics: Vec::new(),
+            trace: None,
         }
     }
 }

@@ -32,6 +32,7 @@ use super::reflect;
 use super::script;
 use super::stack;
 use super::state::{RunResult, RunState, Stop};
+use super::trace::Recorder;
 use super::{
     Command, Completion, EngineConfig, EngineError, EngineInbox, RunReport, RunRequest, RunStats,
     PROGRAM_STACK_BYTES,
@@ -270,25 +271,30 @@ impl Worker {
         reply: oneshot::Sender<RunReport>,
     ) {
         let started = Instant::now();
+        *self.state.trace.borrow_mut() =
+            Recorder::start(&request.trace, started, request.code.len());
+        let refuse = |error: EngineError, dirty: bool| {
+            let mut report = RunReport::refused(error, dirty);
+            report.stats.wall_time = started.elapsed();
+            report.trace = self.state.trace.take().map(Recorder::finish);
+            report
+        };
         if request.abort.is_aborted() {
-            let _ = reply.send(RunReport::refused(
-                EngineError::Aborted { started: false },
-                self.dirty,
-            ));
+            let _ = reply.send(refuse(EngineError::Aborted { started: false }, self.dirty));
             return;
         }
         if self.dirty {
-            let _ = reply.send(RunReport::refused(EngineError::Dirty, true));
+            let _ = reply.send(refuse(EngineError::Dirty, true));
             return;
         }
         let program =
             program::prepare_safely(&request.code, &self.program_context, PROGRAM_STACK_BYTES);
         if program.is_blocked() {
-            let _ = reply.send(RunReport::refused(
-                EngineError::Invalid(program.diagnostics),
-                false,
-            ));
+            let _ = reply.send(refuse(EngineError::Invalid(program.diagnostics), false));
             return;
+        }
+        if let Some(recorder) = self.state.trace.borrow_mut().as_mut() {
+            recorder.set_positions(program.positions.clone());
         }
         let deadline = started + Duration::from_millis(request.timeout_ms);
         self.state.begin(
@@ -406,6 +412,7 @@ impl Worker {
             logs: self.state.logs.borrow_mut().take(),
             dirty,
             diagnostics,
+            trace: self.state.trace.take().map(Recorder::finish),
             stats: RunStats {
                 wall_time: started.elapsed(),
                 tool_time,

@@ -15,13 +15,14 @@ use crate::diagnostic::Diagnostic;
 use crate::engine::host::Host;
 use crate::engine::{
     Completion, Engine, EngineConfig, EngineError, LogEntry, RunAbort, RunReport, RunRequest,
-    RunStats, SourcePosition,
+    RunStats, SourcePosition, TraceRecord,
 };
 use crate::error::ExecutorError;
 use crate::options::rules::log_budget_too_small;
 use crate::options::{Options, RunConcurrency};
 use crate::program::rules::{import_allowed, static_import_in_script_mode};
 use crate::program::{FINAL_ANSWER, INTERNAL_PREFIX};
+use crate::trace::{EventSink, RunEnd, RunOutcome, TraceEvent, TraceKind};
 use crate::value::Value;
 
 pub use state::ExecutorState;
@@ -40,6 +41,18 @@ pub struct RunOutput {
     pub diagnostics: Vec<Diagnostic>,
     /// The canvases the run drew on, as PNG images in creation order.
     pub images: Vec<crate::canvas::Image>,
+    /// The run's events, its end last, when it was traced.
+    pub trace: Option<Vec<TraceEvent>>,
+}
+
+/// What a run's trace should do (issue 17): keep the events for the result, stream them, both
+/// or neither.
+#[derive(Clone, Default)]
+pub struct Tracing {
+    /// Keep the events (`CodeOutput.trace`); `None` follows the `trace` option.
+    pub record: Option<bool>,
+    /// Receives each event as it happens (`onEvent`).
+    pub sink: Option<Arc<dyn EventSink>>,
 }
 
 /// The outcome of `init()` or `run()` together with the state change it brings. The caller
@@ -223,12 +236,21 @@ impl Executor {
     /// started while another runs waits its turn (FIFO, at most `maxQueuedRuns` waiting).
     /// `abort` stops the run like a timeout would (`ERR_EXEC_TIMEOUT`, reason `aborted`,
     /// `DIRTY`), or, while it still waits in the queue, keeps it from starting (state unchanged).
+    /// `tracing` says whether the run records its events and where it streams them.
     pub fn run(
         &self,
         code: String,
         abort: RunAbort,
+        tracing: Tracing,
     ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
+        let sink = tracing.sink.clone();
+        let request = |code: String, options: &Options| {
+            let mut request = RunRequest::new(code, options, abort);
+            request.trace.record = tracing.record.unwrap_or(options.trace);
+            request.trace.sink = tracing.sink;
+            request
+        };
         // The options' own notes (§8.3), reported with every run like the code's.
         #[allow(
             clippy::cast_precision_loss,
@@ -244,12 +266,12 @@ impl Executor {
             let waiting = guard.in_flight.saturating_sub(1);
             match (guard.state, guard.engine.as_ref()) {
                 (ExecutorState::Ready, Some(engine)) => {
-                    Ok(engine.run(RunRequest::new(code, &self.options, abort)))
+                    Ok(engine.run(request(code, &self.options)))
                 }
                 (ExecutorState::Running, Some(engine))
                     if queue && waiting < self.options.max_queued_runs =>
                 {
-                    Ok(engine.run(RunRequest::new(code, &self.options, abort)))
+                    Ok(engine.run(request(code, &self.options)))
                 }
                 (ExecutorState::Running, Some(_)) if queue => Err(ExecutorError::queue_full(
                     waiting,
@@ -285,11 +307,16 @@ impl Executor {
                     stats: report.stats,
                     diagnostics,
                     images: report.images,
+                    trace: None,
                 }),
                 Err(error) => Err(with_notes(
                     run_failed(error, report.logs.text),
                     &diagnostics,
                 )),
+            };
+            let result = match report.trace {
+                Some(record) => end_trace(result, record, &report.stats, sink.as_deref()),
+                None => result,
             };
             Settled::then(result, move || {
                 let mut guard = lock(&inner);
@@ -337,6 +364,52 @@ impl Executor {
             guard.engine.take()
         };
         drop(engine);
+    }
+}
+
+/// Ends a traced run's events with its end (outcome, error code, figures), streams that end,
+/// and hands the events to the result or the error.
+fn end_trace(
+    result: Result<RunOutput, ExecutorError>,
+    record: TraceRecord,
+    stats: &RunStats,
+    sink: Option<&dyn EventSink>,
+) -> Result<RunOutput, ExecutorError> {
+    let (outcome, error) = match &result {
+        Ok(output) if output.is_final_answer => (RunOutcome::FinalAnswer, None),
+        Ok(_) => (RunOutcome::Completed, None),
+        Err(error) => (
+            RunOutcome::Failed,
+            Some((error.code, error.message.clone())),
+        ),
+    };
+    let end = TraceEvent {
+        at: stats.wall_time,
+        kind: TraceKind::RunEnd(RunEnd {
+            outcome,
+            error,
+            tool_calls: stats.tool_calls,
+            operations: stats.operations,
+            peak_heap_bytes: stats.peak_heap_bytes,
+            dropped_events: record.dropped_events,
+        }),
+    };
+    if let Some(sink) = sink {
+        sink.event(end.clone());
+    }
+    let events = record.events.map(|mut events| {
+        events.push(end);
+        events
+    });
+    match result {
+        Ok(output) => Ok(RunOutput {
+            trace: events,
+            ..output
+        }),
+        Err(error) => Err(match events {
+            Some(events) => error.with_trace(events),
+            None => error,
+        }),
     }
 }
 

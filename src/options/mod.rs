@@ -56,6 +56,8 @@ pub struct RawOptions {
     pub memory_limit_bytes: Option<f64>,
     pub max_stack_bytes: Option<f64>,
     pub max_canvas_size: Option<f64>,
+    pub trace: Option<bool>,
+    pub max_trace_bytes: Option<f64>,
 }
 
 /// Checked options with the defaults of §3.3 filled in.
@@ -74,6 +76,10 @@ pub struct Options {
     pub max_canvas_size: u32,
     /// Modules `import()` can load (by name), checked by the napi layer, which reads them.
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
+    /// Whether runs record their events in their result (`trace`; a run may say otherwise).
+    pub trace: bool,
+    /// The budget of one run's recorded events (`maxTraceBytes`).
+    pub max_trace_bytes: usize,
 }
 
 impl Default for Options {
@@ -90,6 +96,8 @@ impl Default for Options {
             max_stack_bytes: 1024 * 1024,
             max_canvas_size: crate::canvas::DEFAULT_MAX_CANVAS_SIZE,
             modules: Vec::new(),
+            trace: false,
+            max_trace_bytes: crate::trace::DEFAULT_MAX_TRACE_BYTES,
         }
     }
 }
@@ -160,6 +168,19 @@ impl Options {
             }),
             &mut |v| options.max_canvas_size = u32::try_from(v).unwrap_or(MAX_CANVAS_SIZE),
         );
+        #[allow(clippy::cast_precision_loss, reason = "1 KiB is exact in an f64")]
+        record(
+            integer(
+                raw.max_trace_bytes,
+                "maxTraceBytes",
+                crate::trace::MIN_MAX_TRACE_BYTES as f64,
+                OPTIONS_VALID,
+            ),
+            &mut |v| options.max_trace_bytes = saturating_usize(v),
+        );
+        if let Some(trace) = raw.trace {
+            options.trace = trace;
+        }
 
         if let Some(policy) = &raw.run_concurrency {
             match policy.as_str() {
