@@ -8,8 +8,8 @@
 // (`ses.operations`, `ses.peak_heap_bytes`), whatever the outcome.
 //
 // `@opentelemetry/api` is an optional peer dependency: without it, and without a `tracer`
-// option, nothing here runs. With it and no SDK registered, the global tracer's spans do not
-// record, and the run goes on untraced.
+// option, nothing here runs. With it and no SDK registered, a run checks that and goes on
+// untraced; a tracer whose spans do not record (sampled out) costs one span per run.
 
 /** The instrumentation scope of the spans. */
 const SCOPE = '@smolagents-ts/ses-executor'
@@ -21,11 +21,14 @@ const SPAN_KIND_INTERNAL = 0
 const STATUS_ERROR = 2
 
 let api
+/** What the global provider delegates to while no SDK is registered (the API's no-op one). */
+let noopProvider
 /** `@opentelemetry/api`, or `null` when it is not installed. */
 function otelApi() {
   if (api === undefined) {
     try {
       api = require('@opentelemetry/api')
+      noopProvider = new api.ProxyTracerProvider().getDelegate()
     } catch {
       api = null
     }
@@ -41,11 +44,18 @@ function ownTracer(options) {
   return options?.tracer ?? undefined
 }
 
-/** The tracer a run reports to: the executor's own, or the global one; `undefined` for none. */
+/**
+ * The tracer a run reports to: the executor's own, or the global one once an SDK is registered;
+ * `undefined` for none. Looked up per run (an SDK may be registered after the executor was
+ * made); while none is, a run costs this check and nothing else.
+ */
 function tracerOf(own) {
   if (own !== undefined) return own
   const otel = otelApi()
-  return otel ? otel.trace.getTracer(SCOPE, version) : undefined
+  if (!otel) return undefined
+  const provider = otel.trace.getTracerProvider()
+  if (typeof provider.getDelegate === 'function' && provider.getDelegate() === noopProvider) return undefined
+  return provider.getTracer(SCOPE, version)
 }
 
 /**

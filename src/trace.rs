@@ -12,15 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::diagnostic::Location;
-use crate::error::ErrorCode;
 use crate::options::LogLevel;
 use crate::value::Value;
-
-/// The default of `maxTraceBytes`: what one run's recorded events may hold.
-pub const DEFAULT_MAX_TRACE_BYTES: usize = 1024 * 1024;
-
-/// The smallest `maxTraceBytes`: room for a run's start and a few calls.
-pub const MIN_MAX_TRACE_BYTES: usize = 1024;
 
 /// One event of a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,8 +75,8 @@ pub enum ToolOutcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunEnd {
     pub outcome: RunOutcome,
-    /// The error's code and message when the run failed.
-    pub error: Option<(ErrorCode, String)>,
+    /// The error's code (`ERR_…`, §8.2) and message when the run failed.
+    pub error: Option<(&'static str, String)>,
     pub tool_calls: u64,
     pub operations: u64,
     pub peak_heap_bytes: u64,

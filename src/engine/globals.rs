@@ -12,6 +12,7 @@ use rquickjs::object::Property;
 use rquickjs::{Ctx, Exception, Function, Object, Result, Value as JsValue};
 
 use super::convert::{to_value, Uncopyable};
+use super::frames::call_site;
 use super::inspect;
 use super::reflect::{bare_function, BareCall, Reflect};
 use super::state::{RunResult, RunState, Stop};
@@ -149,12 +150,6 @@ pub(super) fn named_error<'js>(ctx: &Ctx<'js>, name: &str, message: &str) -> Res
     let error = Exception::from_message(ctx.clone(), message)?.into_object();
     error.set("name", name)?;
     Ok(error)
-}
-
-/// The stack of the calling code, from an error made for the purpose; only asked when a run's
-/// result is a Promise, or for a traced run's calls.
-pub(super) fn call_site(ctx: &Ctx<'_>) -> Option<String> {
-    Exception::from_message(ctx.clone(), "").ok()?.stack()
 }
 
 /// Copies an output or a final answer; Describe mode never fails, but stays total if it did.

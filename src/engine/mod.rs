@@ -11,6 +11,7 @@ mod console;
 mod convert;
 mod endowments;
 mod failure;
+mod frames;
 mod globals;
 mod heap;
 pub mod host;

@@ -8,8 +8,7 @@ use std::time::{Instant, SystemTime};
 
 use rquickjs::Ctx;
 
-use super::failure::first_script_position;
-use super::globals::call_site;
+use super::frames::{call_site, first_script_position};
 use crate::diagnostic::Location;
 use crate::program::positions::PositionMap;
 use crate::trace::{EventSink, TraceBudget, TraceEvent, TraceKind, TraceRequest};
@@ -51,7 +50,9 @@ impl Recorder {
             calls: 0,
         };
         recorder.push(TraceKind::RunStart {
-            time: SystemTime::now() - started.elapsed(),
+            time: SystemTime::now()
+                .checked_sub(started.elapsed())
+                .unwrap_or_else(SystemTime::now),
             code_bytes,
         });
         Some(recorder)
@@ -259,7 +260,7 @@ mod tests {
             RunAbort::new(),
         );
         request.trace.record = true;
-        request.trace.max_bytes = crate::trace::MIN_MAX_TRACE_BYTES;
+        request.trace.max_bytes = crate::options::MIN_MAX_TRACE_BYTES;
         let record = engine.run(request).blocking_recv().unwrap().trace.unwrap();
         let kept = record.events.unwrap();
         assert!(kept.len() < 101);

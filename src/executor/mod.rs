@@ -380,7 +380,7 @@ fn end_trace(
         Ok(_) => (RunOutcome::Completed, None),
         Err(error) => (
             RunOutcome::Failed,
-            Some((error.code, error.message.clone())),
+            Some((error.code.as_str(), error.message.clone())),
         ),
     };
     let end = TraceEvent {

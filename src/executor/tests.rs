@@ -404,7 +404,7 @@ async fn a_failed_traced_run_carries_its_trace_on_the_error_with_the_code() {
     assert_eq!(end.outcome, RunOutcome::Failed);
     assert_eq!(
         end.error,
-        Some((ErrorCode::RuntimeException, error.message.clone()))
+        Some(("ERR_RUNTIME_EXCEPTION", error.message.clone()))
     );
 }
 

@@ -174,7 +174,7 @@ fn event_object<'env>(env: &'env Env, event: &TraceEvent) -> Result<Object<'env>
             object.set_named_property("outcome", outcome.as_str())?;
             if let Some((code, message)) = error {
                 let mut error = Object::new(env)?;
-                error.set_named_property("code", code.as_str())?;
+                error.set_named_property("code", *code)?;
                 error.set_named_property("message", message.as_str())?;
                 object.set_named_property("error", error)?;
             }

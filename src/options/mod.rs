@@ -97,10 +97,16 @@ impl Default for Options {
             max_canvas_size: crate::canvas::DEFAULT_MAX_CANVAS_SIZE,
             modules: Vec::new(),
             trace: false,
-            max_trace_bytes: crate::trace::DEFAULT_MAX_TRACE_BYTES,
+            max_trace_bytes: DEFAULT_MAX_TRACE_BYTES,
         }
     }
 }
+
+/// The default of `maxTraceBytes`: what one run's recorded events may hold.
+pub const DEFAULT_MAX_TRACE_BYTES: usize = 1024 * 1024;
+
+/// The smallest `maxTraceBytes`: room for a run's start and a few calls.
+pub const MIN_MAX_TRACE_BYTES: usize = 1024;
 
 /// Smaller heaps cannot even hold a context; such a limit fails `init()` with
 /// `ERR_SES_INIT_FAILED` rather than being refused here, which keeps that path reachable.
@@ -173,7 +179,7 @@ impl Options {
             integer(
                 raw.max_trace_bytes,
                 "maxTraceBytes",
-                crate::trace::MIN_MAX_TRACE_BYTES as f64,
+                MIN_MAX_TRACE_BYTES as f64,
                 OPTIONS_VALID,
             ),
             &mut |v| options.max_trace_bytes = saturating_usize(v),
