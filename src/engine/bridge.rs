@@ -37,6 +37,15 @@ struct Awaiting {
     call: Option<u64>,
 }
 
+/// A call as its answer arrives: its number in the trace, when it was made, and whether the tool
+/// returned a promise.
+#[derive(Clone, Copy)]
+struct Answered {
+    call: Option<u64>,
+    started: Instant,
+    asynchronous: bool,
+}
+
 /// How waiting for a message ended.
 pub(super) enum Waited {
     Answer(u64, ToolAnswer),
@@ -194,19 +203,14 @@ impl Bridge {
                         ToolAnswer::Settled(result) => (result, true),
                     };
                     self.add_tool_time(started);
-                    let copied = result.and_then(|value| {
-                        let copied = self.copy_in(ctx, tool, &value);
-                        if copied.is_ok() {
-                            state.record_result(call, tool, started, asynchronous, || {
-                                ToolOutcome::Returned(Some(value))
-                            });
-                        }
-                        copied
-                    });
-                    return copied.map_err(|failure| {
-                        state.record_result(call, tool, started, asynchronous, || failed(&failure));
-                        self.throw_failure(ctx, tool, failure)
-                    });
+                    let answered = Answered {
+                        call,
+                        started,
+                        asynchronous,
+                    };
+                    return self
+                        .accept(ctx, state, tool, answered, result)
+                        .map_err(|failure| self.throw_failure(ctx, tool, failure));
                 }
                 Waited::Answer(other, ToolAnswer::Settled(result)) => {
                     self.settled.borrow_mut().push_back((other, result));
@@ -271,24 +275,17 @@ impl Bridge {
             return Next::Settled;
         };
         self.add_tool_time(awaiting.started);
-        let (tool, started, call) = (&awaiting.tool, awaiting.started, awaiting.call);
-        let settled = match result.and_then(|value| {
-            let copied = self.copy_in(ctx, tool, &value);
-            if copied.is_ok() {
-                state.record_result(call, tool, started, true, || {
-                    ToolOutcome::Returned(Some(value))
-                });
-            }
-            copied
-        }) {
+        let answered = Answered {
+            call: awaiting.call,
+            started: awaiting.started,
+            asynchronous: true,
+        };
+        let settled = match self.accept(ctx, state, &awaiting.tool, answered, result) {
             Ok(value) => awaiting
                 .resolve
                 .restore(ctx)
                 .and_then(|resolve| resolve.call::<_, ()>((value,))),
-            Err(failure) => {
-                state.record_result(call, tool, started, true, || failed(&failure));
-                self.reject_with(ctx, &awaiting, failure)
-            }
+            Err(failure) => self.reject_with(ctx, &awaiting, failure),
         };
         if settled.is_err() {
             ctx.catch();
@@ -336,6 +333,36 @@ impl Bridge {
                 Err(RecvTimeoutError::Disconnected) => state.stop_with(Stop::Shutdown),
             }
         }
+    }
+
+    /// What the sandbox gets from a tool's answer: its value copied in, or the failure (the
+    /// tool's, or the copy's); either is recorded in the run's trace.
+    fn accept<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        state: &RunState,
+        tool: &str,
+        answered: Answered,
+        result: ToolResult,
+    ) -> Result<JsValue<'js>, ToolFailure> {
+        let Answered {
+            call,
+            started,
+            asynchronous,
+        } = answered;
+        let accepted = result.and_then(|value| {
+            let copied = self.copy_in(ctx, tool, &value);
+            if copied.is_ok() {
+                state.record_result(call, tool, started, asynchronous, || {
+                    ToolOutcome::Returned(Some(value))
+                });
+            }
+            copied
+        });
+        if let Err(failure) = &accepted {
+            state.record_result(call, tool, started, asynchronous, || failed(failure));
+        }
+        accepted
     }
 
     /// The tool's result as a sandbox value, or the failure the sandbox sees when it cannot be
