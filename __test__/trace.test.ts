@@ -138,6 +138,34 @@ describe('CodeOutput.trace (issue 17: the context graph of one run)', () => {
     expect(result.error!.message).toBe(out.output)
   })
 
+  it('shows the normalised arguments a smolagents tool object receives, however the code called it', async () => {
+    const ex = await executor({ trace: true })
+    const seen: unknown[] = []
+    await ex.sendTools({
+      visit: {
+        name: 'visit',
+        description: 'Visits a page',
+        inputs: { url: { type: 'string', description: 'where' }, depth: { type: 'number', description: 'how deep' } },
+        output_type: 'string',
+        forward: (args: { url: string; depth: number }) => {
+          seen.push(args)
+          return args.url
+        },
+      },
+    })
+    const out = await ex.run('visit("a.html", 2)\nvisit({ url: "b.html", depth: 1 })')
+    expect(ofType(out.trace!, 'tool_call').map((call) => call.args)).toEqual([[{ url: 'a.html', depth: 2 }], [{ url: 'b.html', depth: 1 }]])
+    expect(ofType(out.trace!, 'tool_call').map((call) => call.args![0])).toEqual(seen)
+  })
+
+  it('traces the functions of object modules as tools named module#export', async () => {
+    const ex = await executor({ trace: true, authorizedImports: ['math'], modules: { math: { double: (x: number) => x * 2 } } })
+    const out = await ex.run('const { double } = await import("math")\ndouble(4)')
+    expect(out.output).toBe(8)
+    expect(ofType(out.trace!, 'tool_call')).toMatchObject([{ tool: 'math#double', args: [4], line: 2 }])
+    expect(ofType(out.trace!, 'tool_result')).toMatchObject([{ tool: 'math#double', ok: true, result: 8 }])
+  })
+
   it('is absent unless asked for, per executor or per run', async () => {
     const plain = await executor()
     expect((await plain.run('1')).trace).toBeUndefined()

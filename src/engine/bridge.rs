@@ -24,7 +24,9 @@ use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult
 use super::inbox::SPIN;
 use super::state::{RunState, Stop};
 use super::{Command, EngineInbox};
+use crate::tool_args::named_inputs;
 use crate::trace::ToolOutcome;
+use crate::value::Value;
 
 /// The resolving functions of the promise a pending call handed to the sandbox.
 struct Awaiting {
@@ -78,6 +80,8 @@ pub(super) struct Bridge {
     tool_errors: RefCell<Vec<(Persistent<Object<'static>>, String, ToolFailure)>>,
     /// Time the run's answered calls took.
     tool_time: Cell<Duration>,
+    /// The input names of the tools that take one object of named inputs, by tool.
+    inputs: RefCell<HashMap<String, Rc<[String]>>>,
 }
 
 impl Bridge {
@@ -92,6 +96,34 @@ impl Bridge {
             awaiting: RefCell::new(HashMap::new()),
             tool_errors: RefCell::new(Vec::new()),
             tool_time: Cell::new(Duration::ZERO),
+            inputs: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Sets how `tool` takes its arguments: as they are, or (with `inputs`) as one object of
+    /// named inputs.
+    pub(super) fn set_inputs(&self, tool: &str, inputs: Option<&[String]>) {
+        let mut named = self.inputs.borrow_mut();
+        match inputs {
+            Some(inputs) => {
+                named.insert(tool.to_owned(), Rc::from(inputs));
+            }
+            None => {
+                named.remove(tool);
+            }
+        }
+    }
+
+    /// The arguments as `tool` receives them: named for a tool with inputs (see
+    /// [`named_inputs`]), as they are otherwise.
+    fn normalise(&self, tool: &str, args: Vec<Value>) -> Vec<Value> {
+        let named = self.inputs.borrow();
+        if named.is_empty() {
+            return args;
+        }
+        match named.get(tool) {
+            Some(inputs) => vec![named_inputs(inputs, args)],
+            None => args,
         }
     }
 
@@ -182,6 +214,7 @@ impl Bridge {
                 }
             }
         }
+        let copied = self.normalise(tool, copied);
         let call = state.record_call(ctx, tool, &copied);
         let id = self.next_id.get();
         self.next_id.set(id + 1);
@@ -371,7 +404,7 @@ impl Bridge {
         &self,
         ctx: &Ctx<'js>,
         tool: &str,
-        value: &crate::value::Value,
+        value: &Value,
     ) -> Result<JsValue<'js>, ToolFailure> {
         from_value(ctx, value).map_err(|_| {
             ctx.catch();

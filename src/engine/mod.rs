@@ -286,7 +286,10 @@ enum Command {
         oneshot::Sender<Result<(), EngineError>>,
     ),
     Run(RunRequest, oneshot::Sender<RunReport>),
-    DefineTools(Vec<String>, oneshot::Sender<Result<(), EngineError>>),
+    DefineTools(
+        Vec<host::ToolSpec>,
+        oneshot::Sender<Result<(), EngineError>>,
+    ),
     SetVariables(
         Vec<(String, Value)>,
         oneshot::Sender<Result<(), EngineError>>,
@@ -343,10 +346,13 @@ impl Engine {
         receiver
     }
 
-    /// Installs the named tools as sandbox globals that call the host (§7.4).
-    pub fn define_tools(&self, names: Vec<String>) -> oneshot::Receiver<Result<(), EngineError>> {
+    /// Installs the tools as sandbox globals that call the host (§7.4).
+    pub fn define_tools(
+        &self,
+        tools: Vec<host::ToolSpec>,
+    ) -> oneshot::Receiver<Result<(), EngineError>> {
         let (reply, receiver) = oneshot::channel();
-        self.inbox.post(Command::DefineTools(names, reply));
+        self.inbox.post(Command::DefineTools(tools, reply));
         receiver
     }
 

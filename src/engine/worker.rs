@@ -23,7 +23,7 @@ use super::endowments::{define_tools, set_variables};
 use super::failure::{never_settles, runtime_error, tool_error};
 use super::globals::{self, copy_out};
 use super::heap::{self, HeapMeter, MeteredAllocator};
-use super::host::Host;
+use super::host::{Host, ToolSpec};
 use super::inbox::{Closed, Next};
 use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
@@ -234,8 +234,8 @@ impl Worker {
         }
         match command {
             Command::Run(request, reply) => self.run(inbox, request, reply),
-            Command::DefineTools(names, reply) => {
-                let _ = reply.send(self.define_tools(&names));
+            Command::DefineTools(tools, reply) => {
+                let _ = reply.send(self.define_tools(&tools));
             }
             Command::SetVariables(variables, reply) => {
                 let _ = reply.send(self.set_variables(&variables));
@@ -247,14 +247,14 @@ impl Worker {
         Handled::Continue
     }
 
-    fn define_tools(&mut self, names: &[String]) -> Result<(), EngineError> {
-        let (bridge, state, tools) = (
+    fn define_tools(&mut self, tools: &[ToolSpec]) -> Result<(), EngineError> {
+        let (bridge, state, installed) = (
             &self.bridge,
             &self.state,
             &mut self.program_context.tool_names,
         );
         self.context
-            .with(|ctx| define_tools(&ctx, names, tools, bridge, state))
+            .with(|ctx| define_tools(&ctx, tools, installed, bridge, state))
             .map_err(EngineError::Endowment)
     }
 

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::diagnostic::Diagnostic;
-use crate::engine::host::Host;
+use crate::engine::host::{Host, ToolSpec};
 use crate::engine::{
     Completion, Engine, EngineConfig, EngineError, LogEntry, RunAbort, RunReport, RunRequest,
     RunStats, SourcePosition, TraceRecord,
@@ -198,27 +198,29 @@ impl Executor {
         async move { endowed(sent?.await) }
     }
 
-    /// `sendTools` (§4.3.3): makes each named tool callable from the sandbox. `register` hands
+    /// `sendTools` (§4.3.3): makes each tool callable from the sandbox under its name. `register` hands
     /// the tools to the host, and runs only once the call is accepted, before any later run can
     /// call them.
     pub fn send_tools(
         &self,
-        names: Vec<String>,
+        tools: Vec<ToolSpec>,
         register: impl FnOnce(),
     ) -> impl Future<Output = Result<(), ExecutorError>> + Send + 'static {
         let sent = {
             let mut guard = lock(&self.inner);
             match guard.state {
                 ExecutorState::Ready if guard.engine.is_some() => {
-                    match names.iter().find_map(|name| reserved(name)) {
+                    match tools.iter().find_map(|tool| reserved(&tool.name)) {
                         Some(refused) => Err(refused),
                         None => {
                             register();
-                            guard.tools.extend(names.iter().cloned());
+                            guard
+                                .tools
+                                .extend(tools.iter().map(|tool| tool.name.clone()));
                             guard
                                 .engine
                                 .as_ref()
-                                .map(|engine| engine.define_tools(names))
+                                .map(|engine| engine.define_tools(tools))
                                 .ok_or_else(|| {
                                     ExecutorError::invalid_state(ExecutorState::Ready, "sendTools")
                                 })

@@ -325,7 +325,13 @@ async fn retryable_follows_the_depends_rows_of_section_8_2() {
     let executor = Executor::new(Options::default(), Arc::new(host));
     executor.init().await.finish().unwrap();
     executor
-        .send_tools(vec!["flaky".into(), "forbidden".into()], || {})
+        .send_tools(
+            vec![
+                String::from("flaky").into(),
+                String::from("forbidden").into(),
+            ],
+            || {},
+        )
         .await
         .unwrap();
     let failure = |code: &str| {

@@ -9,7 +9,7 @@ use napi::{Env, Result};
 use serde_json::Value as Json;
 
 use super::error::to_napi_error;
-use super::host::{NodeHost, ToolTable};
+use super::host::{NodeHost, NodeTool, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::{
     clone_refused, entries, node_tool, resolve, run_tracing, watch_signal, Resolved,
@@ -21,7 +21,7 @@ use super::teardown;
 use super::trace::{EventStream, Listener, Trace};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
-use crate::engine::host::Host;
+use crate::engine::host::{Host, ToolSpec};
 use crate::engine::{RunAbort, RunStats};
 use crate::error::ExecutorError;
 use crate::executor::{Executor, RunOutput, Tracing};
@@ -238,9 +238,18 @@ impl SesExecutor {
                 .collect::<std::result::Result<Vec<_>, _>>()
         });
         let sent = parsed.map(|tools| {
-            let names = tools.iter().map(|(name, _)| name.clone()).collect();
+            let specs = tools
+                .iter()
+                .map(|(name, tool)| ToolSpec {
+                    name: name.clone(),
+                    inputs: match tool {
+                        NodeTool::Function(_) => None,
+                        NodeTool::Forward { inputs, .. } => Some(inputs.clone()),
+                    },
+                })
+                .collect();
             let table = Arc::clone(&self.tools);
-            self.executor.send_tools(names, move || {
+            self.executor.send_tools(specs, move || {
                 table
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
