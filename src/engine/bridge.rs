@@ -19,9 +19,11 @@ use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Persistent, Value as JsValue};
 
 use super::convert::{from_value, to_value, Uncopyable};
+use super::failure::out_of_memory;
 use super::globals::{named_error, throw_stop};
 use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult};
 use super::inbox::SPIN;
+use super::reflect::refused_allocations;
 use super::state::{RunState, Stop};
 use super::{Command, EngineInbox};
 use crate::tool_args::named_inputs;
@@ -195,6 +197,7 @@ impl Bridge {
         if state.stop.get().is_some() {
             return Err(throw_stop(ctx));
         }
+        let refused = refused_allocations(ctx);
         let mut copied = Vec::with_capacity(args.len());
         for (index, arg) in args.iter().enumerate() {
             match to_value(
@@ -213,6 +216,17 @@ impl Bridge {
                     return Err(self.throw_failure(ctx, tool, failure));
                 }
             }
+        }
+        // Parts read while the heap refused memory may have come out missing or empty: the tool
+        // must not be called with them.
+        if refused_allocations(ctx) != refused {
+            let failure = ToolFailure::new(format!(
+                "the arguments of {tool} could not be copied: {}",
+                out_of_memory()
+            ));
+            let call = state.record_call(ctx, tool, &copied);
+            state.record_result(call, tool, Instant::now(), false, || failed(&failure));
+            return Err(self.throw_failure(ctx, tool, failure));
         }
         let copied = self.normalise(tool, copied);
         let call = state.record_call(ctx, tool, &copied);

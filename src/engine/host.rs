@@ -47,6 +47,13 @@ impl From<String> for ToolSpec {
     }
 }
 
+impl From<&str> for ToolSpec {
+    /// A plain function: called with the sandbox's arguments as they are.
+    fn from(name: &str) -> Self {
+        name.to_owned().into()
+    }
+}
+
 /// One tool call from the sandbox.
 #[derive(Debug)]
 pub struct ToolCall {

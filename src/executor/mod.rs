@@ -5,11 +5,15 @@
 //! `state` getter and a second concurrent call see the new state at once (§2.3); the returned
 //! future only waits for the engine thread.
 
+mod alarm;
 mod state;
 
 use std::collections::HashSet;
-use std::future::Future;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolSpec};
@@ -108,6 +112,11 @@ pub struct Executor {
 
 /// Globals the executor itself provides; neither tools nor variables may take their names.
 const RESERVED_GLOBALS: [&str; 2] = [FINAL_ANSWER, "console"];
+
+/// How long past its deadline a run waits for the engine thread before it is answered without
+/// it (README "Limits"). The engine stops a run within milliseconds of its deadline; a thread
+/// still busy after this grace is stuck in work that cannot be interrupted.
+pub const DEADLINE_GRACE: Duration = Duration::from_millis(500);
 
 /// Locks the shared state. The lock is never held across user code or an await, so poisoning
 /// can only follow a bug elsewhere; the state itself is still consistent then.
@@ -246,10 +255,13 @@ impl Executor {
         tracing: Tracing,
     ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
+        let (watched, timeout_ms) = (abort.clone(), self.options.timeout_ms);
         let sink = tracing.sink.clone();
+        let record = tracing.record.unwrap_or(self.options.trace);
+        let traced = record || sink.is_some();
         let request = |code: String, options: &Options| {
             let mut request = RunRequest::new(code, options, abort);
-            request.trace.record = tracing.record.unwrap_or(options.trace);
+            request.trace.record = record;
             request.trace.sink = tracing.sink;
             request
         };
@@ -291,9 +303,16 @@ impl Executor {
                 Ok(reply) => reply,
                 Err(error) => return Settled::now(Err(error)),
             };
-            let report = reply
-                .await
-                .unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true));
+            let (report, overdue) = match answer_by_deadline(reply, &watched, timeout_ms).await {
+                Some(answer) => (
+                    answer.unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true)),
+                    false,
+                ),
+                None => (
+                    RunReport::refused(EngineError::Timeout { timeout_ms }, true),
+                    true,
+                ),
+            };
             let dirty = report.dirty;
             let mut diagnostics = report.diagnostics;
             diagnostics.extend(notices);
@@ -311,12 +330,25 @@ impl Executor {
                     images: report.images,
                     trace: None,
                 }),
+                Err(error) if overdue => Err(with_notes(
+                    run_failed(error, report.logs.text)
+                        .with_detail("graceMs", DEADLINE_GRACE.as_millis() as u64)
+                        .with_detail("stillRunning", true),
+                    &diagnostics,
+                )),
                 Err(error) => Err(with_notes(
                     run_failed(error, report.logs.text),
                     &diagnostics,
                 )),
             };
-            let result = match report.trace {
+            // A run answered without the engine (overdue) still ends its trace and its stream.
+            let trace = report.trace.or_else(|| {
+                (overdue && traced).then(|| TraceRecord {
+                    events: record.then(Vec::new),
+                    dropped_events: 0,
+                })
+            });
+            let result = match trace {
                 Some(record) => end_trace(result, record, &report.stats, sink.as_deref()),
                 None => result,
             };
@@ -366,6 +398,41 @@ impl Executor {
             guard.engine.take()
         };
         drop(engine);
+    }
+}
+
+/// The engine thread's answer to a run, or `None` once [`DEADLINE_GRACE`] has passed since the
+/// run's deadline without one: the thread is then stuck in work that cannot be interrupted, and
+/// the run is answered without it (a timeout; the executor becomes `DIRTY`, and `cleanup()`
+/// waits for the thread). A run still queued has no deadline yet.
+async fn answer_by_deadline(
+    mut reply: tokio::sync::oneshot::Receiver<RunReport>,
+    watched: &RunAbort,
+    timeout_ms: u64,
+) -> Option<Result<RunReport, tokio::sync::oneshot::error::RecvError>> {
+    let late = Duration::from_millis(timeout_ms).saturating_add(DEADLINE_GRACE);
+    let overdue = |started: Instant| started.checked_add(late);
+    loop {
+        // Until the run starts, its deadline is at least `late` from now: look again then.
+        let Some(give_up) = overdue(watched.started_at().unwrap_or_else(Instant::now)) else {
+            return Some(reply.await);
+        };
+        let mut alarm = alarm::Alarm::at(give_up);
+        let answered = poll_fn(|cx| match Pin::new(&mut reply).poll(cx) {
+            Poll::Ready(answer) => Poll::Ready(Some(answer)),
+            Poll::Pending => Pin::new(&mut alarm).poll(cx).map(|()| None),
+        })
+        .await;
+        if answered.is_some() {
+            return answered;
+        }
+        let started = watched.started_at();
+        if started
+            .and_then(overdue)
+            .is_some_and(|at| at <= Instant::now())
+        {
+            return None;
+        }
     }
 }
 
@@ -519,5 +586,7 @@ fn code_refused(diagnostics: &[Diagnostic]) -> ExecutorError {
     }
 }
 
+#[cfg(test)]
+mod deadline_tests;
 #[cfg(test)]
 mod tests;
