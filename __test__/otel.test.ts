@@ -160,6 +160,15 @@ describe('spans of a run and its tool calls', () => {
     expect(named('execute_tool twice')).toHaveLength(1)
   })
 
+  it('refuses run options the way it does without a tracer', async () => {
+    const ex = await executor()
+    for (const options of ['fast', { onEvent: 42 }]) {
+      const error = await rejectionOf(ex.run('1', options as never))
+      expect(error.code).toBe('ERR_VALIDATION_FAILED')
+    }
+    expect(exporter.getFinishedSpans()).toEqual([])
+  })
+
   it('refuses a tracer that is not one, as it refuses any other option', () => {
     expect(() => new SESExecutor({ tracer: {} as never })).toThrow(/tracer must be an OpenTelemetry Tracer/)
     expect(() => new SESExecutor({ tracer: 'otel' as never })).toThrow(/tracer must be an OpenTelemetry Tracer/)

@@ -63,6 +63,12 @@ function tracerOf(own) {
  * call. Falls through to the plain run when the span does not record (no SDK registered).
  */
 function tracedRun(executor, run, tracer, code, options) {
+  // Options the native run() refuses (not an object, an onEvent that is no function) go to it
+  // as they are, so that the refusal is the same with and without a tracer.
+  const refused =
+    (options !== undefined && options !== null && typeof options !== 'object') ||
+    (options?.onEvent !== undefined && typeof options.onEvent !== 'function')
+  if (refused) return run.call(executor, code, options)
   const otel = otelApi()
   const parent = otel ? otel.context.active() : undefined
   const span = tracer.startSpan('ses_executor.run', { kind: SPAN_KIND_INTERNAL }, parent)
@@ -92,7 +98,7 @@ function tracedRun(executor, run, tracer, code, options) {
     try {
       observe(event)
     } finally {
-      if (typeof userOnEvent === 'function') userOnEvent(event)
+      if (userOnEvent !== undefined) userOnEvent(event)
     }
   }
 
