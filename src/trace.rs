@@ -167,6 +167,12 @@ impl TraceBudget {
         Some(event)
     }
 
+    /// Whether values of about `bytes` can still be kept: copying them for the trace is worth it
+    /// only then.
+    pub fn has_room_for(&self, bytes: usize) -> bool {
+        bytes <= self.left
+    }
+
     /// Events dropped so far.
     pub fn dropped(&self) -> u64 {
         self.dropped
@@ -295,6 +301,15 @@ mod tests {
             .count();
         assert_eq!(kept, 2);
         assert_eq!(budget.dropped(), 8);
+    }
+
+    #[test]
+    fn room_shrinks_as_events_are_kept() {
+        let mut budget = TraceBudget::new(1024);
+        assert!(budget.has_room_for(1000));
+        budget.admit(call(vec![Value::String("x".repeat(500))]));
+        assert!(!budget.has_room_for(1000));
+        assert!(budget.has_room_for(100));
     }
 
     #[test]

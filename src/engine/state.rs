@@ -143,10 +143,11 @@ impl RunState {
         let recorder = trace.as_mut()?;
         let call = recorder.next_call();
         let at = recorder.caller(ctx);
+        let args = recorder.copy_args(args);
         recorder.push(TraceKind::ToolCall {
             call,
             tool: tool.to_owned(),
-            args: Some(args.to_vec()),
+            args,
             at,
         });
         Some(call)

@@ -11,7 +11,8 @@ use rquickjs::Ctx;
 use super::frames::{call_site, first_script_position};
 use crate::diagnostic::Location;
 use crate::program::positions::PositionMap;
-use crate::trace::{EventSink, TraceBudget, TraceEvent, TraceKind, TraceRequest};
+use crate::trace::{value_bytes, EventSink, TraceBudget, TraceEvent, TraceKind, TraceRequest};
+use crate::value::Value;
 
 /// What a traced run hands back with its report.
 #[derive(Debug, Default, PartialEq)]
@@ -83,6 +84,13 @@ impl Recorder {
         }
     }
 
+    /// A copy of a call's arguments for the trace, or `None` when the budget has no room for
+    /// them (so that a large argument is not copied a second time for nothing).
+    pub fn copy_args(&self, args: &[Value]) -> Option<Vec<Value>> {
+        let bytes = args.iter().map(value_bytes).sum();
+        self.budget.has_room_for(bytes).then(|| args.to_vec())
+    }
+
     /// The number of the next tool call.
     pub fn next_call(&mut self) -> u64 {
         self.calls += 1;
@@ -116,7 +124,6 @@ mod tests {
     use crate::engine::{RunAbort, RunReport, RunRequest};
     use crate::options::{LogLevel, Options};
     use crate::trace::ToolOutcome;
-    use crate::value::Value;
 
     #[derive(Default)]
     struct Collected(Mutex<Vec<TraceEvent>>);
