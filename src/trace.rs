@@ -8,6 +8,7 @@
 //! Shared by the engine, the executor and the napi layer, like [`crate::value`]: plain owned
 //! data that moves between threads.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -106,6 +107,35 @@ impl RunOutcome {
 /// Must not block on the engine.
 pub trait EventSink: Send + Sync {
     fn event(&self, event: TraceEvent);
+}
+
+/// A run's stream: passes events on until the run's end, and nothing after it. A run answered
+/// without its engine (stuck past its deadline, `executor::answer_by_deadline`) has its end
+/// streamed while the engine may still record; what it records later is not streamed.
+pub struct RunStream {
+    sink: Arc<dyn EventSink>,
+    ended: AtomicBool,
+}
+
+impl RunStream {
+    pub fn new(sink: Arc<dyn EventSink>) -> Self {
+        Self {
+            sink,
+            ended: AtomicBool::new(false),
+        }
+    }
+}
+
+impl EventSink for RunStream {
+    fn event(&self, event: TraceEvent) {
+        if self.ended.load(Ordering::Acquire) {
+            return;
+        }
+        if matches!(event.kind, TraceKind::RunEnd(_)) {
+            self.ended.store(true, Ordering::Release);
+        }
+        self.sink.event(event);
+    }
 }
 
 /// What a run asks of the trace: to keep its events for the result, to stream them, or both.

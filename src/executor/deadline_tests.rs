@@ -121,3 +121,58 @@ async fn runs_that_end_in_time_are_answered_by_the_engine() {
     assert_eq!(executor.state(), ExecutorState::Ready);
     executor.cleanup().await.unwrap();
 }
+
+#[derive(Default)]
+struct Collected(std::sync::Mutex<Vec<TraceEvent>>);
+
+impl EventSink for Collected {
+    fn event(&self, event: TraceEvent) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(event);
+    }
+}
+
+#[tokio::test]
+async fn a_traced_run_answered_without_its_engine_ends_its_trace_and_stream_there() {
+    let executor = stuck_executor(100);
+    executor.init().await.finish().unwrap();
+    executor
+        .send_tools(vec!["hold".into()], || {})
+        .await
+        .unwrap();
+    let streamed = Arc::new(Collected::default());
+    let tracing = Tracing {
+        record: Some(true),
+        sink: Some(Arc::clone(&streamed) as Arc<dyn EventSink>),
+    };
+    let error = executor
+        .run("hold()".into(), RunAbort::new(), tracing)
+        .await
+        .finish()
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::ExecTimeout);
+    let trace = error.trace.expect("traced");
+    assert!(matches!(
+        trace.as_slice(),
+        [TraceEvent {
+            kind: TraceKind::RunEnd(RunEnd {
+                error: Some(("ERR_EXEC_TIMEOUT", _)),
+                ..
+            }),
+            ..
+        }]
+    ));
+    // The engine thread records the call's result once the tool lets go of it: the stream,
+    // ended, does not pass it on.
+    executor.cleanup().await.unwrap();
+    let kinds: Vec<bool> = streamed
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|event| matches!(event.kind, TraceKind::RunEnd(_)))
+        .collect();
+    assert_eq!(kinds, [false, false, true], "run_start, tool_call, run_end");
+}

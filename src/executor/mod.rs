@@ -26,7 +26,7 @@ use crate::options::rules::log_budget_too_small;
 use crate::options::{Options, RunConcurrency};
 use crate::program::rules::{import_allowed, static_import_in_script_mode};
 use crate::program::{FINAL_ANSWER, INTERNAL_PREFIX};
-use crate::trace::{EventSink, RunEnd, RunOutcome, TraceEvent, TraceKind};
+use crate::trace::{EventSink, RunEnd, RunOutcome, RunStream, TraceEvent, TraceKind};
 use crate::value::Value;
 
 pub use state::ExecutorState;
@@ -256,13 +256,15 @@ impl Executor {
     ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
         let (watched, timeout_ms) = (abort.clone(), self.options.timeout_ms);
-        let sink = tracing.sink.clone();
+        let sink = tracing
+            .sink
+            .map(|sink| Arc::new(RunStream::new(sink)) as Arc<dyn EventSink>);
         let record = tracing.record.unwrap_or(self.options.trace);
         let traced = record || sink.is_some();
         let request = |code: String, options: &Options| {
             let mut request = RunRequest::new(code, options, abort);
             request.trace.record = record;
-            request.trace.sink = tracing.sink;
+            request.trace.sink = sink.clone();
             request
         };
         // The options' own notes (§8.3), reported with every run like the code's.
