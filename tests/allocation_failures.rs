@@ -149,7 +149,7 @@ async fn ready() -> Executor {
 
 async fn run(executor: &Executor, code: &str) -> Result<RunOutput, ExecutorError> {
     executor
-        .run(code.into(), RunAbort::new(), Tracing::default())
+        .run(code.into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
 }

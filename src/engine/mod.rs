@@ -16,6 +16,7 @@ mod globals;
 mod heap;
 pub mod host;
 mod inbox;
+mod input;
 pub mod inspect;
 mod lockdown;
 mod modules;
@@ -28,6 +29,7 @@ mod stack;
 mod state;
 #[cfg(test)]
 pub mod testing;
+mod timers;
 mod trace;
 mod worker;
 
@@ -59,6 +61,8 @@ pub struct EngineConfig {
     /// What `import()` may load (§5.3), and the modules the host registered.
     pub authorized_imports: Vec<String>,
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
+    /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`timers.rs`).
+    pub timers: bool,
 }
 
 impl From<&Options> for EngineConfig {
@@ -69,6 +73,7 @@ impl From<&Options> for EngineConfig {
             max_canvas_size: options.max_canvas_size,
             authorized_imports: options.authorized_imports.clone(),
             modules: options.modules.clone(),
+            timers: options.timers,
         }
     }
 }
@@ -84,6 +89,9 @@ pub struct RunRequest {
     pub abort: RunAbort,
     /// Whether to record and stream the run's events (off by default).
     pub trace: crate::trace::TraceRequest,
+    /// The run's input, bound as the global `input` for this run only (`input.rs`); `None`
+    /// binds nothing.
+    pub input: Option<Value>,
 }
 
 impl RunRequest {
@@ -100,7 +108,13 @@ impl RunRequest {
                 max_bytes: options.max_trace_bytes,
                 ..crate::trace::TraceRequest::default()
             },
+            input: None,
         }
+    }
+
+    /// The same request with `input` bound for the run.
+    pub fn with_input(self, input: Option<Value>) -> Self {
+        Self { input, ..self }
     }
 }
 
@@ -174,6 +188,9 @@ pub struct RunStats {
     pub operations: u64,
     /// The most bytes the QuickJS heap held during the run.
     pub peak_heap_bytes: u64,
+    /// Timers still pending when the run ended, which were cancelled; `None` when the executor
+    /// has no timers (`timers: false`).
+    pub timers_cancelled: Option<u64>,
 }
 
 /// A run that finished (§3.1 `CodeOutput` minus the logs).

@@ -38,7 +38,7 @@ async fn a_run_whose_engine_thread_is_stuck_is_answered_at_the_deadline_plus_the
         .unwrap();
     let started = Instant::now();
     let error = executor
-        .run("hold()".into(), RunAbort::new(), Tracing::default())
+        .run("hold()".into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
         .unwrap_err();
@@ -87,8 +87,8 @@ async fn a_queued_run_is_not_answered_before_its_own_deadline() {
         .send_tools(vec!["hold".into()], || {})
         .await
         .unwrap();
-    let first = executor.run("hold()".into(), RunAbort::new(), Tracing::default());
-    let second = executor.run("2".into(), RunAbort::new(), Tracing::default());
+    let first = executor.run("hold()".into(), RunAbort::new(), None, Tracing::default());
+    let second = executor.run("2".into(), RunAbort::new(), None, Tracing::default());
     let (first, second) = tokio::join!(first, second);
     let first = first.finish().unwrap_err();
     assert_eq!(
@@ -109,6 +109,7 @@ async fn runs_that_end_in_time_are_answered_by_the_engine() {
         .run(
             "[1, 2].map((n) => n * 3)".into(),
             RunAbort::new(),
+            None,
             Tracing::default(),
         )
         .await
@@ -148,7 +149,7 @@ async fn a_traced_run_answered_without_its_engine_ends_its_trace_and_stream_ther
         sink: Some(Arc::clone(&streamed) as Arc<dyn EventSink>),
     };
     let error = executor
-        .run("hold()".into(), RunAbort::new(), tracing)
+        .run("hold()".into(), RunAbort::new(), None, tracing)
         .await
         .finish()
         .unwrap_err();

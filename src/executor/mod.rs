@@ -247,11 +247,13 @@ impl Executor {
     /// started while another runs waits its turn (FIFO, at most `maxQueuedRuns` waiting).
     /// `abort` stops the run like a timeout would (`ERR_EXEC_TIMEOUT`, reason `aborted`,
     /// `DIRTY`), or, while it still waits in the queue, keeps it from starting (state unchanged).
+    /// `input`, when given, is bound as the global `input` for this run only.
     /// `tracing` says whether the run records its events and where it streams them.
     pub fn run(
         &self,
         code: String,
         abort: RunAbort,
+        input: Option<Value>,
         tracing: Tracing,
     ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
@@ -262,7 +264,7 @@ impl Executor {
         let record = tracing.record.unwrap_or(self.options.trace);
         let traced = record || sink.is_some();
         let request = |code: String, options: &Options| {
-            let mut request = RunRequest::new(code, options, abort);
+            let mut request = RunRequest::new(code, options, abort).with_input(input);
             request.trace.record = record;
             request.trace.sink = sink.clone();
             request

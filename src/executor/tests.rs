@@ -42,7 +42,7 @@ async fn init_while_initializing_is_an_invalid_state() {
 async fn run_moves_ready_to_running_and_back() {
     let executor = executor();
     executor.init().await.finish().unwrap();
-    let run = executor.run("1 + 1".into(), RunAbort::new(), Tracing::default());
+    let run = executor.run("1 + 1".into(), RunAbort::new(), None, Tracing::default());
     assert_eq!(executor.state(), ExecutorState::Running);
     let output = run.await.finish().unwrap();
     assert_eq!(output.output, Value::Number(2.0));
@@ -57,6 +57,7 @@ async fn a_failed_run_returns_to_ready() {
         .run(
             "throw new Error('x')".into(),
             RunAbort::new(),
+            None,
             Tracing::default(),
         )
         .await
@@ -73,12 +74,13 @@ async fn a_second_concurrent_run_is_refused_in_reject_mode() {
     let first = executor.run(
         "let s = 0; for (let i = 0; i < 1000; i++) s += i; s".into(),
         RunAbort::new(),
+        None,
         Tracing::default(),
     );
     assert_eq!(
         code_of(
             executor
-                .run("1".into(), RunAbort::new(), Tracing::default())
+                .run("1".into(), RunAbort::new(), None, Tracing::default())
                 .await
                 .finish()
         ),
@@ -102,6 +104,7 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
         .run(
             "while (true) {}".into(),
             RunAbort::new(),
+            None,
             Tracing::default(),
         )
         .await
@@ -112,7 +115,7 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
     assert_eq!(
         code_of(
             executor
-                .run("1".into(), RunAbort::new(), Tracing::default())
+                .run("1".into(), RunAbort::new(), None, Tracing::default())
                 .await
                 .finish()
         ),
@@ -125,6 +128,7 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
         .run(
             "final_answer('ok')".into(),
             RunAbort::new(),
+            None,
             Tracing::default(),
         )
         .await
@@ -149,14 +153,24 @@ async fn dead_init_rebuilds_from_nothing() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     executor
-        .run("var kept = 41".into(), RunAbort::new(), Tracing::default())
+        .run(
+            "var kept = 41".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
         .await
         .finish()
         .unwrap();
     executor.cleanup().await.unwrap();
     executor.init().await.finish().unwrap();
     let output = executor
-        .run("typeof kept".into(), RunAbort::new(), Tracing::default())
+        .run(
+            "typeof kept".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
         .await
         .finish()
         .unwrap();
@@ -167,7 +181,7 @@ async fn dead_init_rebuilds_from_nothing() {
 async fn calls_in_the_wrong_state_name_the_state() {
     let executor = executor();
     let error = executor
-        .run("1".into(), RunAbort::new(), Tracing::default())
+        .run("1".into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
         .unwrap_err();
@@ -179,7 +193,7 @@ async fn calls_in_the_wrong_state_name_the_state() {
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
 
     executor.init().await.finish().unwrap();
-    let running = executor.run("1".into(), RunAbort::new(), Tracing::default());
+    let running = executor.run("1".into(), RunAbort::new(), None, Tracing::default());
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
     assert_eq!(
         code_of(executor.init().await.finish()),
@@ -189,7 +203,7 @@ async fn calls_in_the_wrong_state_name_the_state() {
 
     executor.cleanup().await.unwrap();
     let error = executor
-        .run("1".into(), RunAbort::new(), Tracing::default())
+        .run("1".into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
         .unwrap_err();
@@ -217,6 +231,7 @@ async fn validation_failure_lists_each_error_with_its_position() {
         .run(
             "let a = 1;\nlet b = ;".into(),
             RunAbort::new(),
+            None,
             Tracing::default(),
         )
         .await
@@ -245,6 +260,7 @@ async fn stop_now_interrupts_a_spinning_run_and_leaves_the_executor_dead() {
     let run = executor.run(
         "while (true) {}".into(),
         RunAbort::new(),
+        None,
         Tracing::default(),
     );
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -271,6 +287,7 @@ async fn warnings_and_infos_of_a_run_reach_the_caller() {
         .run(
             "try { process.env } catch { 1 }".into(),
             RunAbort::new(),
+            None,
             Tracing::default(),
         )
         .await
@@ -279,7 +296,7 @@ async fn warnings_and_infos_of_a_run_reach_the_caller() {
     let rules: Vec<_> = output.diagnostics.iter().map(|d| d.rule).collect();
     assert_eq!(rules, ["forbidden_global_access", "log_budget_too_small"]);
     let quiet = executor
-        .run("1".into(), RunAbort::new(), Tracing::default())
+        .run("1".into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
         .unwrap();
@@ -294,6 +311,7 @@ async fn a_run_that_fails_carries_its_warnings_in_details() {
         .run(
             "process.exit(1)".into(),
             RunAbort::new(),
+            None,
             Tracing::default(),
         )
         .await
@@ -335,7 +353,7 @@ async fn retryable_follows_the_depends_rows_of_section_8_2() {
         .await
         .unwrap();
     let failure = |code: &str| {
-        let run = executor.run(code.into(), RunAbort::new(), Tracing::default());
+        let run = executor.run(code.into(), RunAbort::new(), None, Tracing::default());
         async move { run.await.finish().unwrap_err() }
     };
     let runtime = failure("null.x").await;
@@ -373,6 +391,7 @@ async fn a_traced_run_ends_its_trace_with_the_outcome_and_figures() {
         .run(
             "let s = 0; for (let i = 0; i < 10; i++) s += i; final_answer(s)".into(),
             RunAbort::new(),
+            None,
             Tracing::default(),
         )
         .await
@@ -397,6 +416,7 @@ async fn a_failed_traced_run_carries_its_trace_on_the_error_with_the_code() {
         .run(
             "undefinedName".into(),
             RunAbort::new(),
+            None,
             Tracing {
                 record: Some(true),
                 sink: None,
@@ -419,7 +439,7 @@ async fn a_run_that_asks_for_no_trace_has_none() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     let output = executor
-        .run("1".into(), RunAbort::new(), Tracing::default())
+        .run("1".into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
         .unwrap();

@@ -58,6 +58,7 @@ pub struct RawOptions {
     pub max_canvas_size: Option<f64>,
     pub trace: Option<bool>,
     pub max_trace_bytes: Option<f64>,
+    pub timers: Option<bool>,
 }
 
 /// Checked options with the defaults of §3.3 filled in.
@@ -80,6 +81,9 @@ pub struct Options {
     pub trace: bool,
     /// The budget of one run's recorded events (`maxTraceBytes`).
     pub max_trace_bytes: usize,
+    /// Whether the sandbox has `setTimeout`/`setInterval` and their `clear*` (off by default:
+    /// §5.2 does not inject timers).
+    pub timers: bool,
 }
 
 impl Default for Options {
@@ -98,6 +102,7 @@ impl Default for Options {
             modules: Vec::new(),
             trace: false,
             max_trace_bytes: DEFAULT_MAX_TRACE_BYTES,
+            timers: false,
         }
     }
 }
@@ -188,6 +193,7 @@ impl Options {
             options.trace = trace;
         }
 
+        options.timers = raw.timers.unwrap_or(false);
         if let Some(policy) = &raw.run_concurrency {
             match policy.as_str() {
                 "reject" => options.run_concurrency = RunConcurrency::Reject,
@@ -262,6 +268,7 @@ mod tests {
         assert_eq!(options.memory_limit_bytes, 256 * 1024 * 1024);
         assert_eq!(options.max_stack_bytes, 1024 * 1024);
         assert_eq!(options.max_canvas_size, 8192);
+        assert!(!options.timers, "§5.2: no timers unless asked for");
     }
 
     #[test]
