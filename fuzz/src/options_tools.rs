@@ -93,6 +93,8 @@ pub struct ArbOptions {
     max_value_bytes: Option<ArbNumber>,
     max_canvas_size: Option<ArbNumber>,
     timers: Option<bool>,
+    trace: Option<bool>,
+    max_trace_bytes: Option<ArbNumber>,
     run_concurrency: Option<String>,
     authorized_imports: Option<Vec<String>>,
     collect_console_levels: Option<Vec<String>>,
@@ -114,6 +116,8 @@ impl ArbOptions {
             max_value_bytes: number(&self.max_value_bytes),
             max_canvas_size: number(&self.max_canvas_size),
             timers: self.timers,
+            trace: self.trace,
+            max_trace_bytes: number(&self.max_trace_bytes),
         }
     }
 }
@@ -207,6 +211,7 @@ fn check_options(options: &ArbOptions) -> Option<Options> {
         ("maxStackBytes", raw.max_stack_bytes, 16_384.0, 16_777_216.0),
         ("maxValueBytes", raw.max_value_bytes, 1024.0, MAX_SAFE),
         ("maxCanvasSize", raw.max_canvas_size, 1.0, 32_768.0),
+        ("maxTraceBytes", raw.max_trace_bytes, 1024.0, MAX_SAFE),
     ];
     let diagnostics = match &resolved {
         Ok((_, notices)) => notices.clone(),
@@ -444,6 +449,8 @@ mod tests {
                 max_value_bytes: number(value),
                 max_canvas_size: number(value),
                 timers: None,
+                trace: None,
+                max_trace_bytes: number(value),
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,
@@ -465,6 +472,8 @@ mod tests {
                 max_value_bytes: None,
                 max_canvas_size: None,
                 timers: None,
+                trace: None,
+                max_trace_bytes: None,
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,
@@ -525,6 +534,8 @@ mod tests {
                 max_value_bytes: None,
                 max_canvas_size: None,
                 timers: None,
+                trace: None,
+                max_trace_bytes: None,
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,
@@ -573,6 +584,8 @@ mod tests {
                 max_value_bytes: None,
                 max_canvas_size: None,
                 timers: None,
+                trace: None,
+                max_trace_bytes: None,
                 run_concurrency: None,
                 authorized_imports: None,
                 collect_console_levels: None,

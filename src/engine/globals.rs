@@ -13,11 +13,13 @@ use rquickjs::object::Property;
 use rquickjs::{Ctx, Function, Object, Result, Value as JsValue};
 
 use super::convert::{throw_copy_failure, to_value, Uncopyable};
+use super::frames::{call_site, CallSite};
 use super::inspect;
 use super::reflect::{bare_function, BareCall, NativeError, Reflect};
 use super::state::{RunResult, RunState, Stop};
 use crate::options::LogLevel;
 use crate::program::{FINAL_ANSWER, GUARD_FUNCTION, RESULT_FUNCTION};
+use crate::trace::TraceKind;
 use crate::value::{CloneError, Value};
 
 /// Takes the realm's intrinsics (see `reflect::Intrinsics`), then installs every binding in
@@ -42,7 +44,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
             }
             match value.0 {
                 Some(value) if value.is_promise() => {
-                    let site = CallSite::here(&ctx).map(|site| site.frame());
+                    let site = call_site(&ctx);
                     *result_state.result.borrow_mut() = RunResult::Promise { site };
                     Ok(Some(value))
                 }
@@ -71,6 +73,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
                 };
                 *answer_state.final_answer.borrow_mut() = Some(copied);
                 answer_state.stop_with(Stop::FinalAnswer);
+                answer_state.record_here(&ctx, |at| TraceKind::FinalAnswer { at });
             }
             Err(throw_stop(&ctx))
         },
@@ -161,29 +164,6 @@ pub(super) fn named_error<'js>(ctx: &Ctx<'js>, name: &str, message: &str) -> Res
     Ok(error)
 }
 
-/// Where in the sandbox's code a call was made (the innermost script frame), remembered for an
-/// error made later.
-pub(super) struct CallSite {
-    file: String,
-    line: u32,
-    column: u32,
-}
-
-impl CallSite {
-    /// Where the code running now is; `None` when no script code runs. A lookup in the
-    /// function's line table (QuickJS patch 0501), not a stack trace, and nothing sandbox code
-    /// can redefine takes part in it.
-    pub(super) fn here(ctx: &Ctx<'_>) -> Option<Self> {
-        let (file, line, column) = Reflect::new(ctx).current_position()?;
-        Some(Self { file, line, column })
-    }
-
-    /// The site as a one-frame stack, as QuickJS writes a frame (`    at agent.js:3:9`).
-    pub(super) fn frame(&self) -> String {
-        format!("    at {}:{}:{}\n", self.file, self.line, self.column)
-    }
-}
-
 /// [`named_error`] for a failure that arrives when no sandbox code runs (an awaited tool's),
 /// with a `stack` naming `site`, where the call was made, as the error of a synchronous call
 /// would: the run's error then names that line (DESIGN.md "Errors").
@@ -261,109 +241,5 @@ pub(super) fn throw_stop(ctx: &Ctx<'_>) -> rquickjs::Error {
             ctx.throw(value)
         }
         Err(error) => error,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::cell::RefCell;
-
-    use rquickjs::{Context, Exception, Runtime};
-
-    use super::*;
-
-    /// Each time `src` calls `here()`: the call site as [`CallSite::here`] finds it, and the
-    /// first script frame of the stack of an `Error` made at the same moment (QuickJS's own
-    /// account of the same position).
-    fn sites_of(src: &str) -> Vec<(Option<String>, String)> {
-        let runtime = Runtime::new().expect("runtime");
-        let context = Context::full(&runtime).expect("context");
-        context.with(|ctx| {
-            assert!(CallSite::here(&ctx).is_none(), "no script code runs");
-            let sites = Rc::new(RefCell::new(Vec::new()));
-            let seen = Rc::clone(&sites);
-            let here = Function::new(ctx.clone(), move |ctx: Ctx<'_>| {
-                let site = CallSite::here(&ctx).map(|site| site.frame());
-                let stack = Exception::from_message(ctx.clone(), "")
-                    .ok()
-                    .and_then(|error| error.stack())
-                    .unwrap_or_default();
-                let frame = stack
-                    .lines()
-                    .find(|frame| frame.contains("eval_script:"))
-                    .unwrap_or_default()
-                    .to_owned();
-                seen.borrow_mut().push((site, frame));
-            })
-            .expect("function");
-            ctx.globals().set("here", here).expect("global");
-            ctx.eval::<(), _>(src).expect("the script runs");
-            sites.take()
-        })
-    }
-
-    /// QuickJS patch 0501: the position of the innermost script frame, native frames skipped,
-    /// exactly as the stack of an `Error` made there names it.
-    #[test]
-    fn patch_0501_the_current_position_is_the_innermost_script_frame() {
-        let sites = sites_of(
-            "here();\nfunction f() {\n  return 1 + here();\n}\nf();\n[1].map(() =>\n    here());",
-        );
-        let found: Vec<_> = sites.iter().map(|(site, _)| site.clone()).collect();
-        assert_eq!(
-            found,
-            [
-                Some("    at eval_script:1:1\n".to_owned()),
-                Some("    at eval_script:3:14\n".to_owned()),
-                Some("    at eval_script:7:5\n".to_owned()),
-            ]
-        );
-        for (site, frame) in &sites {
-            let site = site.as_deref().unwrap_or_default().trim_end();
-            let position = site.trim_start_matches("    at ");
-            assert!(
-                frame.ends_with(&format!("({position})")),
-                "{site:?} is not where the Error's stack says: {frame:?}"
-            );
-        }
-    }
-
-    /// QuickJS patch 0502: a script's first line numbers its columns from 1, as later lines do
-    /// (it counted from 0 there, so a call at column 3 was put at 2).
-    #[test]
-    fn patch_0502_first_line_columns_count_from_one() {
-        let sites = sites_of("  here();\n  here();\n\nvar a = [1, here()];");
-        let found: Vec<_> = sites.iter().map(|(site, _)| site.clone()).collect();
-        assert_eq!(
-            found,
-            [
-                Some("    at eval_script:1:3\n".to_owned()),
-                Some("    at eval_script:2:3\n".to_owned()),
-                Some("    at eval_script:4:13\n".to_owned()),
-            ]
-        );
-        let first_line = sites_of("var a = [1, here()];");
-        assert_eq!(
-            first_line[0].0.as_deref(),
-            Some("    at eval_script:1:13\n")
-        );
-        // A buffer that starts with a line terminator: its second line is unchanged.
-        let second_line = sites_of("\nvar a = [1, here()];");
-        assert_eq!(
-            second_line[0].0.as_deref(),
-            Some("    at eval_script:2:13\n")
-        );
-    }
-
-    /// The one-frame stack an awaited tool's failure carries names the site as the run's error
-    /// reader (`failure::first_script_position`) expects it.
-    #[test]
-    fn a_call_site_frame_reads_as_a_quickjs_stack_frame() {
-        let site = CallSite {
-            file: "agent.js".into(),
-            line: 3,
-            column: 9,
-        };
-        assert_eq!(site.frame(), "    at agent.js:3:9\n");
     }
 }

@@ -827,27 +827,19 @@ impl<'a, 'js> Reflect<'a, 'js> {
         (!error.is_exception()).then_some(error)
     }
 
-    /// The script name, line and column (1-based) of the innermost script code running, as an
-    /// `Error` made now would record them, without building a backtrace; `None` when no script
-    /// code runs.
-    pub(super) fn current_position(&self) -> Option<(String, u32, u32)> {
-        let (mut filename, mut line, mut column): (qjs::JSAtom, c_int, c_int) = (0, 0, 0);
-        // SAFETY: a live context; the out-pointers are valid locals. On success the filename is
-        // an atom reference we own, released by `OwnedAtom`'s drop.
+    /// The line and column (1-based) of the innermost running frame of script `file`, as the
+    /// first frame of that script in an `Error` made now would name them, without building a
+    /// backtrace (QuickJS patch 0501); `None` when that script is not running.
+    pub(super) fn current_position(&self, file: &str) -> Option<(u32, u32)> {
+        let script = OwnedAtom::from_str(self.ctx, file)?;
+        let (mut line, mut column): (c_int, c_int) = (0, 0);
+        // SAFETY: a live context and atom; the out-pointers are valid locals.
         let found =
-            unsafe { JS_GetCurrentPosition(self.raw_ctx(), &mut filename, &mut line, &mut column) };
+            unsafe { JS_GetCurrentPosition(self.raw_ctx(), script.raw, &mut line, &mut column) };
         if !found {
             return None;
         }
-        let filename = OwnedAtom {
-            ctx: self.ctx.clone(),
-            raw: filename,
-        };
-        let name = filename
-            .to_value()
-            .and_then(|name| js_string_units(self.ctx, &name))
-            .map(|units| lossy(&units))?;
-        Some((name, u32::try_from(line).ok()?, u32::try_from(column).ok()?))
+        Some((u32::try_from(line).ok()?, u32::try_from(column).ok()?))
     }
 
     /// Freezes `value` with QuickJS's own `Object.freeze` (the global one may have been
@@ -975,11 +967,11 @@ pub(super) fn class_id(v: &Value<'_>) -> u32 {
 }
 
 extern "C" {
-    /// vendor/quickjs-patches/0501: the script, line and column of the innermost script code
-    /// running (`false` when none runs).
+    /// vendor/quickjs-patches/0501: the line and column of the innermost running frame of
+    /// script `filename` (of any script for `JS_ATOM_NULL`); `false` when none runs.
     fn JS_GetCurrentPosition(
         ctx: *mut qjs::JSContext,
-        pfilename: *mut qjs::JSAtom,
+        filename: qjs::JSAtom,
         pline: *mut c_int,
         pcol: *mut c_int,
     ) -> bool;

@@ -21,14 +21,14 @@ use super::queue::NodeQueue;
 use super::value::{from_js, to_js};
 use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult, ToolSettlement};
 use crate::engine::LogEntry;
-use crate::tool_args::named_inputs;
 
 /// A tool as the host sent it.
 pub enum NodeTool {
     /// A plain function, called with the sandbox's arguments.
     Function(ToolFunction),
     /// A smolagents tool object: its `forward`, called on the object with one object of named
-    /// inputs (see [`named_inputs`]).
+    /// inputs, which the engine makes from the sandbox's arguments and `inputs`
+    /// (`crate::tool_args::named_inputs`).
     Forward {
         forward: ToolFunction,
         this: ObjectRef,
@@ -183,18 +183,15 @@ fn dispatch(
         let table = lock(tools);
         match table.get(&tool) {
             None => Err(ToolFailure::new(format!("tool '{tool}' is not available"))),
+            // The engine has named a tool object's arguments already (`ToolSpec`).
             Some(NodeTool::Function(function)) => function
                 .borrow_back(env)
                 .map(|function| (function.to_unknown(), guarded::undefined(env), args))
                 .map_err(|error| ToolFailure::new(error.reason)),
-            Some(NodeTool::Forward {
-                forward,
-                this,
-                inputs,
-            }) => forward
+            Some(NodeTool::Forward { forward, this, .. }) => forward
                 .borrow_back(env)
                 .and_then(|forward| Ok((forward.to_unknown(), this.get_value(env)?.to_unknown())))
-                .map(|(forward, this)| (forward, this, vec![named_inputs(inputs, args)]))
+                .map(|(forward, this)| (forward, this, args))
                 .map_err(|error| ToolFailure::new(error.reason)),
         }
     };

@@ -9,13 +9,15 @@
 use std::collections::HashMap;
 
 use napi::bindgen_prelude::{
-    FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, Unknown, ValueType,
+    FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ObjectRef,
+    Unknown, ValueType,
 };
 use napi::{Env, JsValue};
 
 use super::guarded::{self, Thrown};
 use super::host::{NodeTool, ToolFunction};
 use super::log_stream::JsLogEntry;
+use super::trace::Listener;
 use super::value::from_js;
 use crate::diagnostic::Diagnostic;
 use crate::engine::RunAbort;
@@ -81,6 +83,26 @@ pub struct ExecutorOptions {
     /// run's promise settles; what it throws is ignored.
     #[napi(ts_type = "(entry: LogEntry) => void")]
     pub on_log: Option<String>,
+    /// Record every run's events in `CodeOutput.trace` (and `ExecutorError.trace`): its start
+    /// and end, each tool call with its arguments and result, `final_answer`, console entries
+    /// (default `false`; `run(code, { trace })` decides per run).
+    pub trace: Option<bool>,
+    /// Budget of one run's trace in bytes (approximate, values included; default 1048576, min
+    /// 1024). A call or result whose values do not fit is kept without them (`truncated:
+    /// true`); an event that does not fit at all is dropped and counted in the run's
+    /// `run_end.droppedEvents`. `run_end` is always kept.
+    pub max_trace_bytes: Option<f64>,
+    /// Called with each trace event of every run as it happens, in order and before the run's
+    /// promise settles (the same events `trace` records, under the same budget); what it throws
+    /// is ignored. Does not by itself fill `CodeOutput.trace`.
+    #[napi(ts_type = "(event: TraceEvent) => void")]
+    pub on_event: Option<String>,
+    /// An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
+    /// a span, each tool call a child span (`execute_tool {name}`). Without it, the global
+    /// tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
+    /// package's JS entry (`lib/tracing.cjs`).
+    #[napi(ts_type = "SpanTracer")]
+    pub tracer: Option<String>,
 }
 
 /// Reads `options` (`undefined` or an object) into [`RawOptions`].
@@ -105,6 +127,8 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
         max_stack_bytes: number(env, &options, "maxStackBytes")?,
         max_value_bytes: number(env, &options, "maxValueBytes")?,
         max_canvas_size: number(env, &options, "maxCanvasSize")?,
+        trace: boolean(env, &options, "trace")?,
+        max_trace_bytes: number(env, &options, "maxTraceBytes")?,
         timers: boolean(env, &options, "timers")?,
     })
 }
@@ -202,6 +226,13 @@ pub struct RunOptions {
     /// and leaves the state as it was.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<String>,
+    /// Record this run's events in its result (`CodeOutput.trace`, `ExecutorError.trace`);
+    /// overrides the executor's `trace` option for this run.
+    pub trace: Option<bool>,
+    /// Called with each of this run's trace events as it happens (besides the executor's
+    /// `onEvent`); what it throws is ignored.
+    #[napi(ts_type = "(event: TraceEvent) => void")]
+    pub on_event: Option<String>,
     /// A value bound as the global `input` for this run only: a copy (structured-clone
     /// semantics, as `sendVariables` copies), so the run's changes never reach the caller and
     /// the next run has no `input`. A property present with the value `undefined` binds
@@ -338,6 +369,7 @@ pub struct Resolved {
     pub options: Options,
     pub module_tools: Vec<(String, NodeTool)>,
     pub on_log: Option<FunctionRef<JsLogEntry, Unknown<'static>>>,
+    pub on_event: Option<Listener>,
 }
 
 /// Reads and checks the constructor's options.
@@ -354,21 +386,11 @@ pub fn resolve(
         Some(options) => property(env, &options, name).map_err(refused),
         None => Ok(None),
     };
-    let on_log = match named("onLog")? {
-        None => None,
-        Some(on_log) if guarded::type_of(&on_log) == ValueType::Function => {
-            // SAFETY: checked to be a function of this environment.
-            let function: Function<JsLogEntry, Unknown<'static>> =
-                unsafe { Function::from_napi_value(env.raw(), on_log.raw()) }
-                    .map_err(|_| refused(rules::on_log_not_a_function()))?;
-            Some(
-                function
-                    .create_ref()
-                    .map_err(|_| refused(rules::on_log_not_a_function()))?,
-            )
-        }
-        Some(_) => return Err(refused(rules::on_log_not_a_function())),
-    };
+    let on_log = callback(env, named("onLog")?, rules::on_log_not_a_function)?;
+    let on_event = callback(env, named("onEvent")?, rules::on_event_not_a_function)?;
+    if let Some(tracer) = named("tracer")? {
+        check_tracer(env, &tracer)?;
+    }
     let mut module_tools = Vec::new();
     if let Some(modules) = named("modules")? {
         for (name, module) in entries(env, modules, "modules")? {
@@ -403,7 +425,79 @@ pub fn resolve(
         options: resolved,
         module_tools,
         on_log,
+        on_event,
     })
+}
+
+/// A callback option's value (`None` when unset) as a reference; anything but a function is
+/// refused with `refusal`.
+fn callback<Args: JsValuesTupleIntoVec>(
+    env: &Env,
+    value: Option<Unknown>,
+    refusal: fn() -> Diagnostic,
+) -> std::result::Result<Option<FunctionRef<Args, Unknown<'static>>>, ExecutorError> {
+    let refused = || ExecutorError::validation(&[refusal()]);
+    match value {
+        None => Ok(None),
+        Some(value) if guarded::type_of(&value) == ValueType::Function => {
+            // SAFETY: checked to be a function of this environment.
+            let function: Function<Args, Unknown<'static>> =
+                unsafe { Function::from_napi_value(env.raw(), value.raw()) }
+                    .map_err(|_| refused())?;
+            Ok(Some(function.create_ref().map_err(|_| refused())?))
+        }
+        Some(_) => Err(refused()),
+    }
+}
+
+/// `tracer`, which the JS entry uses (`lib/tracing.cjs`), checked here with every other option:
+/// `null` or an object with a `startSpan` function, read as other options are (`guarded`).
+fn check_tracer(env: &Env, tracer: &Unknown) -> std::result::Result<(), ExecutorError> {
+    let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
+    match guarded::type_of(tracer) {
+        ValueType::Null => Ok(()),
+        ValueType::Object => {
+            let start_span = guarded::get(env, tracer, "startSpan")
+                .map_err(|thrown| refused(unreadable(env, "tracer.startSpan", &thrown)))?;
+            if guarded::type_of(&start_span) == ValueType::Function {
+                Ok(())
+            } else {
+                Err(refused(rules::not_a_tracer()))
+            }
+        }
+        _ => Err(refused(rules::not_a_tracer())),
+    }
+}
+
+/// What `run(code, options)` asks of the run's trace: `trace` and `onEvent`, read as the other
+/// run options are (`guarded`). `options` has been checked to be an object or `undefined` (see
+/// [`watch_signal`]).
+pub fn run_tracing(
+    env: &Env,
+    options: Option<Unknown>,
+) -> std::result::Result<(Option<bool>, Option<Listener>), ExecutorError> {
+    let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
+    let Some(options) = options.filter(|options| guarded::type_of(options) == ValueType::Object)
+    else {
+        return Ok((None, None));
+    };
+    let named = |name: &str| match guarded::get(env, &options, name) {
+        Ok(value) if guarded::type_of(&value) == ValueType::Undefined => Ok(None),
+        Ok(value) => Ok(Some(value)),
+        Err(thrown) => Err(refused(unreadable(
+            env,
+            &format!("options.{name}"),
+            &thrown,
+        ))),
+    };
+    let record = match named("trace")? {
+        None => None,
+        Some(value) => Some(
+            guarded::boolean_value(&value).ok_or_else(|| refused(invalid("trace", "a boolean")))?,
+        ),
+    };
+    let listener = callback(env, named("onEvent")?, rules::on_event_not_a_function)?;
+    Ok((record, listener))
 }
 
 /// An `AbortSignal` listened to for the length of one run.
