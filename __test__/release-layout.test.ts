@@ -54,6 +54,12 @@ describe('release layout', () => {
     }
   })
 
+  it('THIRD-PARTY-NOTICES.md lists what the addon links as Cargo.lock has it (npm run notices)', () => {
+    // Throws (and prints why) when the committed notices no longer match the dependencies.
+    const out = execFileSync(process.execPath, [path.join(root, 'scripts', 'third-party-notices.mjs'), '--check'], { encoding: 'utf8', stdio: 'pipe' })
+    expect(out).toContain('matches Cargo.lock')
+  })
+
   it('the workflow builds with the release profile and publishes what pack:release packs, with provenance', () => {
     const text = readFileSync(path.join(root, '.github', 'workflows', 'CI.yml'), 'utf8')
     for (const row of workflow.jobs.build.strategy!.matrix!.settings! as Array<{ target: string; build: string }>) {

@@ -20,6 +20,9 @@ import { parseArgs } from 'node:util'
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 const require = createRequire(import.meta.url)
 
+/** What the addon is made of besides our code (`npm run notices`): ships beside each binary. */
+const NOTICES = 'THIRD-PARTY-NOTICES.md'
+
 /** A failure this script explains itself (no stack trace). */
 class PackError extends Error {}
 
@@ -112,7 +115,14 @@ function stagePackage(stage, built) {
   for (const abi of built) {
     const from = path.join(root, 'npm', abi)
     if (!existsSync(path.join(from, 'package.json'))) fail(`npm/${abi} is missing: run \`npx napi create-npm-dirs\``)
-    cpSync(from, path.join(stage, 'npm', abi), { recursive: true, filter: (source) => !source.endsWith('.node') })
+    const platform = path.join(stage, 'npm', abi)
+    cpSync(from, platform, { recursive: true, filter: (source) => !source.endsWith('.node') })
+    // The binary links and embeds others' works: its package carries their notices (npm adds a
+    // LICENSE by itself; the notices file must be listed). The npm/ folders stay exactly what
+    // `napi create-npm-dirs` makes, so the listing is added to the staged copy only.
+    for (const file of ['LICENSE', NOTICES]) copyFileSync(path.join(root, file), path.join(platform, file))
+    const platformManifest = readJson(path.join(platform, 'package.json'))
+    writeJson(path.join(platform, 'package.json'), { ...platformManifest, files: [...platformManifest.files, NOTICES] })
   }
 }
 

@@ -8,7 +8,7 @@
 // `tsc`, and, in a second project without the platform package, the error that names what to do.
 // Needs the addon built (`npm install` or `npm run build`); prints what was installed.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
@@ -56,6 +56,15 @@ try {
     const expected = Object.fromEntries(platforms.map((tarball) => [tarball.name, installed.version]))
     equal(installed.optionalDependencies, expected)
     for (const tarball of platforms) equal(tarball.version, installed.version)
+  })
+  check('every installed package carries its licence, and each binary the notices of what it links', () => {
+    for (const name of [NAME, ...platforms.map((tarball) => tarball.name)]) {
+      const dir = path.join(app, 'node_modules', name)
+      if (!existsSync(path.join(dir, 'LICENSE'))) throw new Error(`${name} has no LICENSE`)
+      if (name !== NAME && !readFileSync(path.join(dir, 'THIRD-PARTY-NOTICES.md'), 'utf8').includes('| rquickjs |')) {
+        throw new Error(`${name}'s THIRD-PARTY-NOTICES.md does not list the crates its binary links`)
+      }
+    }
   })
 
   files(app, {
@@ -122,7 +131,7 @@ try {
   })
 
   section(`using ${NAME} from ${app}`)
-  const EXPORTS = ['CODE_AGENT_EXAMPLES', 'CODE_AGENT_SYSTEM_PROMPT', 'ExecutorError', 'SESExecutor', 'codeAgentSetup', 'prepareProgram', 'renderToolsPrompt', 'validateCode']
+  const EXPORTS = ['CODE_AGENT_EXAMPLES', 'CODE_AGENT_SYSTEM_PROMPT', 'ExecutorError', 'SESExecutor', 'codeAgentSetup', 'enginePoolStats', 'prepareProgram', 'renderToolsPrompt', 'setEngineThreads', 'validateCode']
   check('require() of the package and of ./workspace-tools', () => {
     const out = json(node(app, ['cjs.cjs']))
     for (const name of EXPORTS) if (!out.exports.includes(name)) throw new Error(`no export ${name}: ${out.exports}`)

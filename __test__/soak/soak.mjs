@@ -18,7 +18,12 @@
 // heap warm-up levels off), or engine threads, fds or active resources did not return to where
 // they started. (Total threads may rise by the tokio runtime's own: its workers start with the
 // first executor, and the blocking threads that join engine threads idle for 10 s before they
-// exit.) The whole script stops itself after SOAK_MAX_SECONDS (1200).
+// exit.) Phase 3 (issue 12): SOAK_STUCK (100) executors, each timed out inside a built-in that
+// once ignored the deadline (an array method on a huge array-like, a sort, BigInt printing,
+// replaceAll), then cleaned up. After each phase it measures the CPU the process uses over a
+// quiet second (process.cpuUsage()) and fails if it is SOAK_MAX_QUIET_CPU_MS (100) or more: after
+// cleanup() no thread of ours may use CPU. The whole script stops itself after
+// SOAK_MAX_SECONDS (1200).
 import { readFileSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
@@ -32,6 +37,8 @@ const RUNS = Number(process.env.SOAK_RUNS ?? 100_000)
 const MAX_GROWTH_MIB = Number(process.env.SOAK_MAX_GROWTH_MIB ?? 32)
 const MAX_LATE_GROWTH_MIB = Number(process.env.SOAK_MAX_LATE_GROWTH_MIB ?? 8)
 const MAX_SECONDS = Number(process.env.SOAK_MAX_SECONDS ?? 1200)
+const STUCK = Number(process.env.SOAK_STUCK ?? 100)
+const MAX_QUIET_CPU_MS = Number(process.env.SOAK_MAX_QUIET_CPU_MS ?? 100)
 const WARM_UP = 0.05
 
 if (typeof globalThis.gc !== 'function') {
@@ -75,14 +82,30 @@ async function sample(label, done) {
   }
 }
 
-/** Runs `step(i)` `total` times, sampling at the start, after warm-up, every tenth and the end. */
-async function phase(name, total, step) {
-  const rows = [await sample('start', 0)]
+/** The CPU time (user + system, ms) the whole process uses over a quiet second. */
+async function quietCpuMs() {
+  const before = process.cpuUsage()
+  await new Promise((resolve) => setTimeout(resolve, 1000))
+  const { user, system } = process.cpuUsage(before)
+  return +((user + system) / 1000).toFixed(1)
+}
+
+/**
+ * Runs `step(i)` `total` times, sampling at the start, after warm-up, every tenth and the end;
+ * `settleMs` before each sample, for steps that free large blocks (memory goes back to the system
+ * a second after frees pause, README "Memory": sampled at once, RSS shows what is being freed).
+ */
+async function phase(name, total, step, settleMs = 0) {
+  const settled = async (label, done) => {
+    if (settleMs) await new Promise((resolve) => setTimeout(resolve, settleMs))
+    return sample(label, done)
+  }
+  const rows = [await settled('start', 0)]
   const warmUp = Math.max(1, Math.floor(total * WARM_UP))
   const marks = new Set([warmUp, ...Array.from({ length: 10 }, (_, i) => Math.floor(((i + 1) * total) / 10))])
   for (let i = 0; i < total; i++) {
     await step(i)
-    if (marks.has(i + 1)) rows.push(await sample(i + 1 === warmUp ? 'warm' : i + 1 === total ? 'end' : 'at', i + 1))
+    if (marks.has(i + 1)) rows.push(await settled(i + 1 === warmUp ? 'warm' : i + 1 === total ? 'end' : 'at', i + 1))
   }
   console.log(`\n${name}`)
   console.table(rows)
@@ -95,11 +118,13 @@ async function phase(name, total, step) {
   if (end.engines > start.engines) problems.push(`engine threads ${start.engines} -> ${end.engines}`)
   if (end.fds > start.fds) problems.push(`fds ${start.fds} -> ${end.fds}`)
   if (end.resources !== start.resources) problems.push(`active resources ${start.resources} -> ${end.resources}`)
+  const quiet = await quietCpuMs()
+  if (quiet >= MAX_QUIET_CPU_MS) problems.push(`${quiet} ms of CPU over a quiet second after the phase (limit ${MAX_QUIET_CPU_MS})`)
   console.log(
     `${name}: RSS ${start.rssMiB} -> ${warm.rssMiB} (warm) -> ${half.rssMiB} (half) -> ${end.rssMiB} MiB, ` +
       `growth after warm-up ${growth.toFixed(1)} MiB, over the second half ${late.toFixed(1)} MiB; ` +
       `threads ${start.threads} -> ${end.threads} (engine ${start.engines} -> ${end.engines}); ` +
-      `fds ${start.fds} -> ${end.fds}; ${problems.length ? 'FAIL' : 'ok'}`,
+      `fds ${start.fds} -> ${end.fds}; CPU over a quiet second after it ${quiet} ms; ${problems.length ? 'FAIL' : 'ok'}`,
   )
   return problems
 }
@@ -187,7 +212,25 @@ const runs = await phase(`phase 2: ${RUNS} runs on one executor`, RUNS, async (i
 })
 await executor.cleanup()
 
-const problems = [...mass, ...lifecycle, ...runs]
+const builtIns = [
+  'Array.prototype.includes.call({ length: 2 ** 53 - 1 }, 1)',
+  'Array.from({ length: 2 ** 22 }, (_, i) => (i * 7919) % 1000003).sort()',
+  '((1n << 1000000n) - 1n).toString()',
+  "'x'.repeat(2 ** 24).replaceAll('x', 'yy')",
+]
+const stuck = await phase(`phase 3: ${STUCK} executors timed out inside a built-in, then cleaned up`, STUCK, async (i) => {
+  const executor = new SESExecutor({ timeoutMs: 50, maxOperations: 1e12 })
+  await executor.init()
+  const code = builtIns[i % builtIns.length]
+  const error = await executor.run(code).then(
+    () => null,
+    (e) => e,
+  )
+  if (error?.code !== 'ERR_EXEC_TIMEOUT' || error.details.stillRunning) throw new Error(`${code}: ${error?.code} ${error?.message}`)
+  await executor.cleanup()
+}, 1_500)
+
+const problems = [...mass, ...lifecycle, ...runs, ...stuck]
 console.log(`\nsoak: ${((Date.now() - started) / 1000).toFixed(0)} s, node ${process.version}, ${new Date().toISOString()}`)
 if (problems.length) {
   console.error(`soak FAILED:\n  ${problems.join('\n  ')}`)

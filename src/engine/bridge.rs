@@ -19,9 +19,11 @@ use rquickjs::function::Rest;
 use rquickjs::{Ctx, Function, Object, Persistent, Value as JsValue};
 
 use super::convert::{from_value, to_value, Uncopyable};
+use super::failure::out_of_memory;
 use super::globals::{named_error, throw_stop};
 use super::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult};
 use super::inbox::SPIN;
+use super::reflect::refused_allocations;
 use super::state::{RunState, Stop};
 use super::{Command, EngineInbox};
 
@@ -151,6 +153,7 @@ impl Bridge {
         if state.stop.get().is_some() {
             return Err(throw_stop(ctx));
         }
+        let refused = refused_allocations(ctx);
         let mut copied = Vec::with_capacity(args.len());
         for (index, arg) in args.iter().enumerate() {
             match to_value(
@@ -164,6 +167,15 @@ impl Bridge {
                     return Err(self.throw_failure(ctx, tool, ToolFailure::new(error.to_string())))
                 }
             }
+        }
+        // Parts read while the heap refused memory may have come out missing or empty: the tool
+        // must not be called with them.
+        if refused_allocations(ctx) != refused {
+            let failure = ToolFailure::new(format!(
+                "the arguments of {tool} could not be copied: {}",
+                out_of_memory()
+            ));
+            return Err(self.throw_failure(ctx, tool, failure));
         }
         let id = self.next_id.get();
         self.next_id.set(id + 1);

@@ -6,14 +6,39 @@ use rquickjs::{Ctx, Value as JsValue};
 
 use super::host::ToolFailure;
 use super::inspect;
+use super::reflect::refused_allocations;
 use super::{EngineError, SourcePosition};
 use crate::diagnostic::Location;
 use crate::program::{PreparedProgram, SCRIPT_NAME};
 
+/// The failure of an operation during which the heap refused an allocation (see
+/// [`refused_allocations`]).
+pub fn out_of_memory() -> EngineError {
+    EngineError::Limit {
+        limit: "memoryLimitBytes",
+        message: "InternalError: out of memory (the executor's heap limit, memoryLimitBytes, was reached)".into(),
+    }
+}
+
+/// The outcome of installing tools or variables: the memory limit if the heap refused memory
+/// since `refused` (see [`refused_allocations`]; a part may then be missing even if nothing
+/// failed), otherwise `installed`.
+pub fn endowed(
+    ctx: &Ctx<'_>,
+    refused: u64,
+    installed: Result<(), String>,
+) -> Result<(), EngineError> {
+    if refused_allocations(ctx) != refused {
+        return Err(out_of_memory());
+    }
+    installed.map_err(EngineError::Endowment)
+}
+
 /// Describes `thrown` for `ERR_RUNTIME_EXCEPTION`: `Name: message` for errors, Node's
 /// `Uncaught <inspect>` for anything else, plus the user's location: where the stack says, or
 /// else `site` (where the run returned the Promise that rejected with `thrown`). An exhausted
-/// heap or stack is reported as the limit it hit.
+/// stack is reported as the limit it hit (an exhausted heap is told by [`refused_allocations`],
+/// not by what was thrown).
 pub fn runtime_error<'js>(
     ctx: &Ctx<'js>,
     thrown: &JsValue<'js>,
@@ -21,21 +46,12 @@ pub fn runtime_error<'js>(
     site: Option<&str>,
 ) -> EngineError {
     let (description, stack) = describe(ctx, thrown);
-    let limit = match description.as_str() {
-        // QuickJS throws `null` when it cannot even allocate the error.
-        "Uncaught null" | "InternalError: out of memory" => Some("memoryLimitBytes"),
-        "RangeError: Maximum call stack size exceeded" => Some("maxStackBytes"),
-        _ => None,
-    };
-    if let Some(limit) = limit {
-        let what = if limit == "memoryLimitBytes" {
-            "heap"
-        } else {
-            "stack"
-        };
+    if description == "RangeError: Maximum call stack size exceeded" {
         return EngineError::Limit {
-            limit,
-            message: format!("{description} (the executor's {what} limit, {limit}, was reached)"),
+            limit: "maxStackBytes",
+            message: format!(
+                "{description} (the executor's stack limit, maxStackBytes, was reached)"
+            ),
         };
     }
     let (description, at) = match redeclared(&description) {

@@ -32,8 +32,8 @@ pub mod testing;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
@@ -124,6 +124,8 @@ struct AbortShared {
     aborted: AtomicBool,
     /// The engine's inbox, once the run is queued: aborting wakes a run waiting for a tool.
     wake: Mutex<Option<Weak<EngineInbox>>>,
+    /// When the engine took the run up: its deadline is `timeoutMs` from here.
+    started: OnceLock<Instant>,
 }
 
 impl RunAbort {
@@ -150,6 +152,16 @@ impl RunAbort {
     /// Whether [`RunAbort::abort`] was called.
     pub fn is_aborted(&self) -> bool {
         self.0.aborted.load(Ordering::SeqCst)
+    }
+
+    /// When the engine took the run up (its deadline counts from there); `None` while it waits
+    /// in the queue.
+    pub fn started_at(&self) -> Option<Instant> {
+        self.0.started.get().copied()
+    }
+
+    fn mark_started(&self, at: Instant) {
+        let _ = self.0.started.set(at);
     }
 
     fn attach(&self, inbox: &Arc<EngineInbox>) {
@@ -391,5 +403,9 @@ impl Drop for Engine {
     }
 }
 
+#[cfg(test)]
+mod deadline_tests;
+#[cfg(test)]
+mod oom_tests;
 #[cfg(test)]
 mod tests;

@@ -779,6 +779,25 @@ impl Drop for OwnedAtom<'_> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// the heap
+
+extern "C" {
+    /// vendor/quickjs-patches/0101: the allocations `rt`'s heap has refused so far.
+    fn JS_GetRefusedAllocationCount(rt: *mut qjs::JSRuntime) -> u64;
+}
+
+/// How many allocations the heap of `ctx`'s runtime has refused so far (at `memoryLimitBytes`,
+/// or because the system had no memory). An operation that fails after this count moved failed
+/// for lack of memory, whatever it threw: QuickJS throws `null` when it cannot even allocate the
+/// error, and reports some refusals as other errors (a parser that cannot grow a buffer throws a
+/// `SyntaxError`); a copy into the sandbox fails with whatever part it could not build.
+pub(super) fn refused_allocations(ctx: &Ctx<'_>) -> u64 {
+    // SAFETY: the context is alive for `ctx`'s lifetime, and so is its runtime; the call only
+    // reads a counter.
+    unsafe { JS_GetRefusedAllocationCount(qjs::JS_GetRuntime(ctx.as_raw().as_ptr())) }
+}
+
+// ---------------------------------------------------------------------------------------------
 // value helpers
 
 pub(super) fn class_id(v: &Value<'_>) -> u32 {

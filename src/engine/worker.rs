@@ -20,7 +20,7 @@ use super::bridge::{Bridge, Next as BridgeNext};
 use super::canvas::{self, CanvasHost};
 use super::console::LogBuffer;
 use super::endowments::{define_tools, set_variables};
-use super::failure::{never_settles, runtime_error, tool_error};
+use super::failure::{endowed, never_settles, out_of_memory, runtime_error, tool_error};
 use super::globals::{self, copy_out};
 use super::heap::{self, HeapMeter, MeteredAllocator};
 use super::host::Host;
@@ -28,7 +28,7 @@ use super::inbox::{Closed, Next};
 use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
 use super::pool;
-use super::reflect;
+use super::reflect::{self, refused_allocations};
 use super::script;
 use super::stack;
 use super::state::{RunResult, RunState, Stop};
@@ -49,6 +49,8 @@ const MAX_JOBS_AFTER_STOP: usize = 10_000;
 struct InFlight {
     /// The script's promise, kept in the runtime.
     promise: Persistent<Promise<'static>>,
+    /// The heap's refused allocations when the run began (see [`refused_allocations`]).
+    refused: u64,
     program: PreparedProgram,
     request: RunRequest,
     reply: oneshot::Sender<RunReport>,
@@ -252,15 +254,19 @@ impl Worker {
             &self.state,
             &mut self.program_context.tool_names,
         );
-        self.context
-            .with(|ctx| define_tools(&ctx, names, tools, bridge, state))
-            .map_err(EngineError::Endowment)
+        self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            let defined = define_tools(&ctx, names, tools, bridge, state);
+            endowed(&ctx, refused, defined)
+        })
     }
 
     fn set_variables(&mut self, variables: &[(String, Value)]) -> Result<(), EngineError> {
-        self.context
-            .with(|ctx| set_variables(&ctx, variables))
-            .map_err(EngineError::Endowment)
+        self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            let set = set_variables(&ctx, variables);
+            endowed(&ctx, refused, set)
+        })
     }
 
     fn run(
@@ -270,6 +276,7 @@ impl Worker {
         reply: oneshot::Sender<RunReport>,
     ) {
         let started = Instant::now();
+        request.abort.mark_started(started);
         if request.abort.is_aborted() {
             let _ = reply.send(RunReport::refused(
                 EngineError::Aborted { started: false },
@@ -300,17 +307,21 @@ impl Worker {
         self.bridge.begin_run();
         self.heap.begin_run();
         let (state, bridge) = (&self.state, &self.bridge);
-        let progress = self
-            .context
-            .with(|ctx| match execute(&ctx, state, bridge, &program) {
-                Settled::Waiting(promise) => Err(Persistent::save(&ctx, promise)),
-                settled => Ok(conclude(&ctx, state, bridge, &program, &request, settled)),
-            });
+        let progress = self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            match execute(&ctx, state, bridge, &program) {
+                Settled::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
+                settled => Ok(conclude(
+                    &ctx, state, bridge, &program, &request, settled, refused,
+                )),
+            }
+        });
         match progress {
             Ok(concluded) => self.answer(inbox, concluded, program.diagnostics, reply, started),
-            Err(promise) => {
+            Err((promise, refused)) => {
                 self.in_flight = Some(InFlight {
                     promise,
+                    refused,
                     program,
                     request,
                     reply,
@@ -341,6 +352,7 @@ impl Worker {
                         &in_flight.program,
                         &in_flight.request,
                         Settled::Stopped,
+                        in_flight.refused,
                     ));
                 }
             };
@@ -353,6 +365,7 @@ impl Worker {
                     &in_flight.program,
                     &in_flight.request,
                     settled,
+                    in_flight.refused,
                 )),
             }
         });
@@ -425,7 +438,11 @@ fn build(
     bridge: &Rc<Bridge>,
     heap: &Rc<HeapMeter>,
 ) -> Result<(Runtime, Context, CanvasHost), EngineError> {
-    let start_error = |error: rquickjs::Error| EngineError::Start(error.to_string());
+    let start_error = |error: rquickjs::Error| match error {
+        // The runtime or context could not be allocated (a heap too small to hold a context).
+        rquickjs::Error::Allocation => EngineError::Start(out_of_memory().to_string()),
+        error => EngineError::Start(error.to_string()),
+    };
     let runtime =
         Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
     runtime.set_memory_limit(config.memory_limit_bytes);
@@ -455,6 +472,11 @@ fn build(
             canvas::install(&ctx, state, heap, max_canvas_size, memory_limit)
         })
         .map_err(start_error)?;
+    // QuickJS leaves out a built-in it could not allocate without failing: a context built
+    // while the heap refused memory may lack parts, and is not used.
+    if context.with(|ctx| refused_allocations(&ctx)) != 0 {
+        return Err(EngineError::Start(out_of_memory().to_string()));
+    }
     Ok((runtime, context, canvas))
 }
 
@@ -505,6 +527,7 @@ fn conclude<'js>(
     program: &PreparedProgram,
     request: &RunRequest,
     settled: Settled<'js>,
+    refused: u64,
 ) -> (Result<Completion, EngineError>, bool) {
     // A promised result is copied before anything else runs, under the run's deadline (a
     // getter is sandbox code).
@@ -547,6 +570,19 @@ fn conclude<'js>(
             Settled::Stuck => Err(never_settles(program, site)),
             Settled::Stopped | Settled::Waiting(_) => Err(EngineError::Stopped),
         },
+    };
+    // The heap refused memory during the run (or while its failure was described): whatever the
+    // run did next may rest on a part QuickJS silently left out (an error without its message,
+    // a property not set, a copy read as empty), so it fails at the limit even if the code
+    // caught the error (README "Limits"). A deadline or an abort still says why the run ended.
+    let stopped_from_outside = matches!(
+        state.stop.get(),
+        Some(Stop::Timeout | Stop::Aborted | Stop::Shutdown)
+    );
+    let result = if refused_allocations(ctx) != refused && !stopped_from_outside {
+        Err(out_of_memory())
+    } else {
+        result
     };
     let untrusted = matches!(
         result,

@@ -5,11 +5,15 @@
 //! `state` getter and a second concurrent call see the new state at once (§2.3); the returned
 //! future only waits for the engine thread.
 
+mod alarm;
 mod state;
 
 use std::collections::HashSet;
-use std::future::Future;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Poll;
+use std::time::{Duration, Instant};
 
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::Host;
@@ -95,6 +99,11 @@ pub struct Executor {
 
 /// Globals the executor itself provides; neither tools nor variables may take their names.
 const RESERVED_GLOBALS: [&str; 2] = [FINAL_ANSWER, "console"];
+
+/// How long past its deadline a run waits for the engine thread before it is answered without
+/// it (README "Limits"). The engine stops a run within milliseconds of its deadline; a thread
+/// still busy after this grace is stuck in work that cannot be interrupted.
+pub const DEADLINE_GRACE: Duration = Duration::from_millis(500);
 
 /// Locks the shared state. The lock is never held across user code or an await, so poisoning
 /// can only follow a bug elsewhere; the state itself is still consistent then.
@@ -229,6 +238,7 @@ impl Executor {
         abort: RunAbort,
     ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
+        let (watched, timeout_ms) = (abort.clone(), self.options.timeout_ms);
         // The options' own notes (§8.3), reported with every run like the code's.
         #[allow(
             clippy::cast_precision_loss,
@@ -267,9 +277,16 @@ impl Executor {
                 Ok(reply) => reply,
                 Err(error) => return Settled::now(Err(error)),
             };
-            let report = reply
-                .await
-                .unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true));
+            let (report, overdue) = match answer_by_deadline(reply, &watched, timeout_ms).await {
+                Some(answer) => (
+                    answer.unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true)),
+                    false,
+                ),
+                None => (
+                    RunReport::refused(EngineError::Timeout { timeout_ms }, true),
+                    true,
+                ),
+            };
             let dirty = report.dirty;
             let mut diagnostics = report.diagnostics;
             diagnostics.extend(notices);
@@ -286,6 +303,12 @@ impl Executor {
                     diagnostics,
                     images: report.images,
                 }),
+                Err(error) if overdue => Err(with_notes(
+                    run_failed(error, report.logs.text)
+                        .with_detail("graceMs", DEADLINE_GRACE.as_millis() as u64)
+                        .with_detail("stillRunning", true),
+                    &diagnostics,
+                )),
                 Err(error) => Err(with_notes(
                     run_failed(error, report.logs.text),
                     &diagnostics,
@@ -337,6 +360,41 @@ impl Executor {
             guard.engine.take()
         };
         drop(engine);
+    }
+}
+
+/// The engine thread's answer to a run, or `None` once [`DEADLINE_GRACE`] has passed since the
+/// run's deadline without one: the thread is then stuck in work that cannot be interrupted, and
+/// the run is answered without it (a timeout; the executor becomes `DIRTY`, and `cleanup()`
+/// waits for the thread). A run still queued has no deadline yet.
+async fn answer_by_deadline(
+    mut reply: tokio::sync::oneshot::Receiver<RunReport>,
+    watched: &RunAbort,
+    timeout_ms: u64,
+) -> Option<Result<RunReport, tokio::sync::oneshot::error::RecvError>> {
+    let late = Duration::from_millis(timeout_ms).saturating_add(DEADLINE_GRACE);
+    let overdue = |started: Instant| started.checked_add(late);
+    loop {
+        // Until the run starts, its deadline is at least `late` from now: look again then.
+        let Some(give_up) = overdue(watched.started_at().unwrap_or_else(Instant::now)) else {
+            return Some(reply.await);
+        };
+        let mut alarm = alarm::Alarm::at(give_up);
+        let answered = poll_fn(|cx| match Pin::new(&mut reply).poll(cx) {
+            Poll::Ready(answer) => Poll::Ready(Some(answer)),
+            Poll::Pending => Pin::new(&mut alarm).poll(cx).map(|()| None),
+        })
+        .await;
+        if answered.is_some() {
+            return answered;
+        }
+        let started = watched.started_at();
+        if started
+            .and_then(overdue)
+            .is_some_and(|at| at <= Instant::now())
+        {
+            return None;
+        }
     }
 }
 
@@ -444,5 +502,7 @@ fn code_refused(diagnostics: &[Diagnostic]) -> ExecutorError {
     }
 }
 
+#[cfg(test)]
+mod deadline_tests;
 #[cfg(test)]
 mod tests;

@@ -147,6 +147,10 @@ fn main() {
     #[cfg(feature = "disable-assertions")]
     defines.push(("NDEBUG".into(), None));
 
+    // ses-executor: allocation fault injection for tests (quickjs-patches/0199).
+    #[cfg(feature = "ses-fault-injection")]
+    defines.push(("SES_QJS_FAULT_INJECTION".into(), None));
+
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap();
     let target_env = env::var("CARGO_CFG_TARGET_ENV").unwrap();
 

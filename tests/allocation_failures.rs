@@ -1,0 +1,420 @@
+//! Allocation failures, swept the way SQLite tests its out-of-memory handling (issue 12, class
+//! 1): each representative operation — creating an executor, copying values into the sandbox
+//! (`sendVariables`, sync and async tool results), copying them out (tool arguments, outputs),
+//! and running programs — is repeated once for every allocation N it makes, with the N-th
+//! allocation refused (and, in the persistent sweeps, every later one too). Every repetition
+//! must end in the structured memory-limit error (`ERR_RUNTIME_EXCEPTION`, `details.limit:
+//! "memoryLimitBytes"`; `ERR_SES_INIT_FAILED` for creation) in the documented state, never in a
+//! crash, a wrong result or another error; and the executor must work afterwards (after
+//! `cleanup()` + `init()` when it is `DIRTY`).
+//!
+//! The failures are injected where QuickJS's memory limit refuses allocations
+//! (vendor/quickjs-patches/0199, compiled only into test builds). The numbering is the whole
+//! process's, so this file is a test binary of its own and its tests take turns ([`SERIAL`]).
+//! `SWEEP_TRACE=1` prints each N before it runs (to find the one that crashes, under gdb).
+
+use std::future::Future;
+use std::os::raw::c_int;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ses_executor::engine::host::{Host, ToolCall, ToolFailure};
+use ses_executor::engine::RunAbort;
+use ses_executor::error::{ErrorCode, ExecutorError};
+use ses_executor::executor::{Executor, ExecutorState, RunOutput};
+use ses_executor::options::Options;
+use ses_executor::value::Value;
+use tokio::sync::Mutex;
+
+extern "C" {
+    /// Refuses allocation number `fail_at` (counted from this call; 0: none), and every later
+    /// one if `persistent`.
+    fn JS_SesFaultInject(fail_at: i64, persistent: c_int);
+    /// The allocations counted since the last [`JS_SesFaultInject`].
+    fn JS_SesAllocationCount() -> i64;
+}
+
+/// One test at a time: the allocation numbering is the whole process's.
+static SERIAL: Mutex<()> = Mutex::const_new(());
+
+fn arm(fail_at: i64, persistent: bool) {
+    // SAFETY: stores into the hook's atomic counters.
+    unsafe { JS_SesFaultInject(fail_at, c_int::from(persistent)) }
+}
+
+/// Stops refusing allocations; returns how many were counted since [`arm`].
+fn disarm() -> i64 {
+    // SAFETY: loads and stores of the hook's atomic counters.
+    unsafe {
+        let count = JS_SesAllocationCount();
+        JS_SesFaultInject(0, 0);
+        count
+    }
+}
+
+/// The value tools return and variables carry: every kind the copies know, nested, shared and
+/// cyclic.
+fn sample() -> Value {
+    let string = |s: &str| Value::String(s.into());
+    Value::Object(vec![
+        ("n".into(), Value::Number(-0.5)),
+        (
+            "big".into(),
+            Value::BigInt("-123456789012345678901234567890".into()),
+        ),
+        (
+            "list".into(),
+            Value::Array(vec![Some(Value::Bool(true)), None, Some(string("two"))]),
+        ),
+        ("when".into(), Value::Date(1.7e12)),
+        (
+            "re".into(),
+            Value::RegExp {
+                source: "a+b".into(),
+                flags: "gi".into(),
+            },
+        ),
+        (
+            "map".into(),
+            Value::Map(vec![(string("k"), Value::Array(vec![]))]),
+        ),
+        (
+            "set".into(),
+            Value::Set(vec![Value::Number(1.0), string("x")]),
+        ),
+        (
+            "error".into(),
+            Value::Error {
+                name: "TypeError".into(),
+                message: "bad".into(),
+                stack: Some("TypeError: bad\n    at tool".into()),
+            },
+        ),
+        ("bytes".into(), Value::ArrayBuffer(vec![1, 2, 3, 4])),
+        ("again".into(), Value::Ref(1)),
+        ("self".into(), Value::Ref(0)),
+    ])
+}
+
+/// [`sample`] as the sandbox sees it once copied in (as `r`), checked inside the sandbox.
+const CHECK_SAMPLE: &str = "[r.n, r.big, r.list.length, 1 in r.list, r.when.getTime(), \
+    r.re.flags, r.map.get('k').length, r.set.has('x'), r.error instanceof TypeError, \
+    r.bytes.byteLength, r.again === r.list, r.self === r].join()";
+
+fn sample_checked() -> Value {
+    Value::String(
+        "-0.5,-123456789012345678901234567890,3,false,1700000000000,gi,0,true,true,4,true,true"
+            .into(),
+    )
+}
+
+/// Tools: `get()` returns [`sample`] synchronously, `later()` in a promise, `echo(x)` returns
+/// its argument.
+struct SweepHost;
+
+impl Host for SweepHost {
+    fn call_tool(&self, call: ToolCall) {
+        match call.tool.as_str() {
+            "get" => call.reply.returned(Ok(sample())),
+            "later" => call.reply.pending().settle(Ok(sample())),
+            "echo" => {
+                let first = call.args.into_iter().next().unwrap_or(Value::Undefined);
+                call.reply.returned(Ok(first));
+            }
+            other => call
+                .reply
+                .returned(Err(ToolFailure::new(format!("no tool {other}")))),
+        }
+    }
+}
+
+fn executor() -> Executor {
+    let options = Options {
+        timeout_ms: 20_000,
+        max_operations: 1_000_000,
+        ..Options::default()
+    };
+    Executor::new(options, Arc::new(SweepHost))
+}
+
+async fn ready() -> Executor {
+    let executor = executor();
+    executor.init().await.finish().expect("init");
+    executor
+        .send_tools(vec!["get".into(), "later".into(), "echo".into()], || {})
+        .await
+        .expect("sendTools");
+    executor
+}
+
+async fn run(executor: &Executor, code: &str) -> Result<RunOutput, ExecutorError> {
+    executor.run(code.into(), RunAbort::new()).await.finish()
+}
+
+/// A run's outcome: `Ok(true)` for the expected output.
+async fn run_checked(
+    executor: &Executor,
+    code: &str,
+    expected: impl FnOnce(&RunOutput) -> bool,
+) -> Result<bool, ExecutorError> {
+    run(executor, code).await.map(|output| expected(&output))
+}
+
+fn is_memory_limit(error: &ExecutorError) -> bool {
+    error.code == ErrorCode::RuntimeException
+        && error.details.get("limit").and_then(|limit| limit.as_str()) == Some("memoryLimitBytes")
+}
+
+/// After a repetition, with injection off: a `READY` executor runs code; a `DIRTY` one does
+/// after `cleanup()` + `init()`.
+async fn expect_usable(executor: &Executor) {
+    if executor.state() == ExecutorState::Dirty {
+        executor
+            .cleanup()
+            .await
+            .expect("cleanup of a dirty executor");
+        executor.init().await.finish().expect("init after cleanup");
+    }
+    assert_eq!(executor.state(), ExecutorState::Ready);
+    let output = run(executor, "[1, 2, 3].map((n) => n * 2).join()")
+        .await
+        .expect("the executor runs code after the failure");
+    assert_eq!(output.output, Value::String("2,4,6".into()));
+}
+
+/// Runs `operation` on a ready executor once with every allocation it makes, then once for each
+/// allocation N with the N-th refused: without failures it must give the expected result
+/// (`Ok(true)`), with one it must fail at the memory limit and leave the executor in
+/// `at_limit`. Returns how many allocations were swept.
+async fn sweep<F, Fut>(name: &str, at_limit: ExecutorState, operation: F) -> i64
+where
+    F: Fn(Arc<Executor>) -> Fut,
+    Fut: Future<Output = Result<bool, ExecutorError>>,
+{
+    let trace = std::env::var_os("SWEEP_TRACE").is_some();
+    let executor = Arc::new(ready().await);
+    arm(0, false);
+    let clean = operation(Arc::clone(&executor)).await;
+    let count = disarm();
+    assert!(
+        matches!(clean, Ok(true)),
+        "{name} without failures: {clean:?}"
+    );
+    executor.cleanup().await.expect("cleanup");
+    for persistent in [false, true] {
+        let started = Instant::now();
+        for fail_at in 1..=count {
+            if trace {
+                eprintln!("{name}: allocation {fail_at} of {count} (persistent: {persistent})");
+            }
+            let executor = Arc::new(ready().await);
+            arm(fail_at, persistent);
+            let outcome = operation(Arc::clone(&executor)).await;
+            disarm();
+            let state = executor.state();
+            match &outcome {
+                Err(error) if is_memory_limit(error) && state == at_limit => {}
+                _ => panic!(
+                    "{name}, allocation {fail_at} of {count} refused (persistent: {persistent}): \
+                     {outcome:?} in {state}, expected the memory-limit error in {at_limit}"
+                ),
+            }
+            expect_usable(&executor).await;
+            executor.cleanup().await.expect("cleanup");
+        }
+        eprintln!(
+            "{name}: {count} allocations swept{} in {:?}",
+            if persistent { " (persistent)" } else { "" },
+            started.elapsed()
+        );
+    }
+    count
+}
+
+/// Programs that together reach the engine's main allocation paths: compiling, objects whose
+/// shapes grow (the property flood that crashed the process), strings, arrays, closures, JSON,
+/// exceptions, console, `final_answer`, an uncaught error described at its line, and a canvas
+/// drawn and read back (with the image returned).
+const PROGRAMS: [(&str, &str); 5] = [
+    (
+        "property flood",
+        "const o = {}; for (let i = 0; i < 64; i++) o['key' + i] = i; Object.keys(o).length",
+    ),
+    (
+        "strings, arrays, closures and JSON",
+        "const words = []; for (let i = 0; i < 8; i++) words.push(`w${i}`.repeat(3)); \
+         const add = (a) => (b) => a + b; \
+         JSON.stringify(JSON.parse(JSON.stringify({ words, sum: [1, 2, 3].map(add(1)) })))",
+    ),
+    (
+        "exceptions, console and final_answer",
+        "let seen = ''; try { null.x } catch (e) { seen = e.message } \
+         console.log('seen', { seen }); final_answer(seen.length)",
+    ),
+    (
+        "an uncaught error at a line",
+        "const a = 1;\nthrow new RangeError('no ' + a)",
+    ),
+    (
+        "a canvas drawn and read back",
+        "const g = getCanvas(8, 8).getContext('2d'); g.fillStyle = 'red'; \
+         g.fillRect(0, 0, 4, 4); Array.from(g.getImageData(0, 0, 1, 1).data).join()",
+    ),
+];
+
+fn program_expected(name: &str, result: Result<RunOutput, ExecutorError>) -> bool {
+    match (name, result) {
+        ("property flood", Ok(output)) => output.output == Value::Number(64.0),
+        ("strings, arrays, closures and JSON", Ok(output)) => {
+            output.output
+                == Value::String(
+                    r#"{"words":["w0w0w0","w1w1w1","w2w2w2","w3w3w3","w4w4w4","w5w5w5","w6w6w6","w7w7w7"],"sum":[2,3,4]}"#
+                        .into(),
+                )
+        }
+        ("exceptions, console and final_answer", Ok(output)) => {
+            output.is_final_answer
+                && output.output == Value::Number(32.0)
+                && output.logs == r#"seen { seen: "cannot read property 'x' of null" }"#
+        }
+        ("a canvas drawn and read back", Ok(output)) => {
+            output.output == Value::String("255,0,0,255".into()) && output.images.len() == 1
+        }
+        ("an uncaught error at a line", Err(error)) => {
+            error.code == ErrorCode::RuntimeException
+                && error.message.contains("RangeError: no 1")
+                && error.details.get("line").and_then(|line| line.as_u64()) == Some(2)
+        }
+        _ => false,
+    }
+}
+
+#[tokio::test]
+async fn executor_creation_fails_cleanly_at_every_allocation() {
+    let _serial = SERIAL.lock().await;
+    let clean = executor();
+    arm(0, false);
+    clean.init().await.finish().expect("init");
+    let count = disarm();
+    clean.cleanup().await.expect("cleanup");
+    for persistent in [false, true] {
+        let started = Instant::now();
+        for fail_at in 1..=count {
+            let executor = executor();
+            arm(fail_at, persistent);
+            let result = executor.init().await.finish();
+            disarm();
+            // A context built while the heap refused memory may lack built-ins: never used.
+            let error = result.expect_err("init succeeded with an allocation refused");
+            assert_eq!(
+                (error.code, executor.state()),
+                (ErrorCode::SesInitFailed, ExecutorState::Dead),
+                "allocation {fail_at} of {count}: {}",
+                error.message
+            );
+            executor
+                .init()
+                .await
+                .finish()
+                .expect("init after a failed init");
+            expect_usable(&executor).await;
+            executor.cleanup().await.expect("cleanup");
+        }
+        eprintln!(
+            "init: {count} allocations swept{} in {:?}",
+            if persistent { " (persistent)" } else { "" },
+            started.elapsed()
+        );
+    }
+}
+
+#[tokio::test]
+async fn send_variables_fails_cleanly_at_every_allocation() {
+    let _serial = SERIAL.lock().await;
+    let executor = ready().await;
+    executor
+        .send_variables(vec![("r".into(), sample())])
+        .await
+        .expect("sendVariables");
+    let copied = run(&executor, CHECK_SAMPLE).await.expect("run");
+    assert_eq!(copied.output, sample_checked());
+    executor.cleanup().await.expect("cleanup");
+    // Nothing ran: the executor stays READY.
+    sweep(
+        "sendVariables",
+        ExecutorState::Ready,
+        |executor| async move {
+            executor
+                .send_variables(vec![("r".into(), sample())])
+                .await
+                .map(|()| true)
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn tool_results_fail_cleanly_at_every_allocation() {
+    let _serial = SERIAL.lock().await;
+    for (name, code) in [
+        (
+            "sync tool result",
+            format!("const r = get(); {CHECK_SAMPLE}"),
+        ),
+        (
+            "async tool result",
+            format!("const r = await later(); {CHECK_SAMPLE}"),
+        ),
+    ] {
+        let code = Arc::new(code);
+        sweep(name, ExecutorState::Dirty, |executor| {
+            let code = Arc::clone(&code);
+            async move {
+                run_checked(&executor, &code, |output| output.output == sample_checked()).await
+            }
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn copies_out_fail_cleanly_at_every_allocation() {
+    let _serial = SERIAL.lock().await;
+    sweep(
+        "tool arguments and results",
+        ExecutorState::Dirty,
+        |executor| async move {
+            run_checked(&executor, "echo(get()).self.again.length", |output| {
+                output.output == Value::Number(3.0)
+            })
+            .await
+        },
+    )
+    .await;
+    let built = "const o = { n: 1, s: 'two', list: [1, , 3], when: new Date(5), re: /x/g, \
+        map: new Map([[1, { deep: [] }]]), set: new Set(['a']), error: new TypeError('t'), \
+        bytes: new Uint8Array([1, 2]) }; o.self = o; o";
+    sweep("output", ExecutorState::Dirty, |executor| async move {
+        run_checked(
+            &executor,
+            built,
+            |output| matches!(&output.output, Value::Object(entries) if entries.len() == 10),
+        )
+        .await
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn programs_fail_cleanly_at_every_allocation() {
+    let _serial = SERIAL.lock().await;
+    for (name, code) in PROGRAMS {
+        sweep(name, ExecutorState::Dirty, |executor| async move {
+            match run(&executor, code).await {
+                Err(error) if is_memory_limit(&error) => Err(error),
+                other => Ok(program_expected(name, other)),
+            }
+        })
+        .await;
+    }
+}
