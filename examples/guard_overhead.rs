@@ -40,7 +40,9 @@ fn main() -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     let (mut n, samples): (u64, usize) = if quick { (100_000, 3) } else { (3_000_000, 15) };
     if let Some(bound) = value("--n") {
-        n = bound.parse().map_err(|_| format!("--n {bound}: not a count"))?;
+        n = bound
+            .parse()
+            .map_err(|_| format!("--n {bound}: not a count"))?;
     }
     let once = match value("--once").map(String::as_str) {
         None => None,
