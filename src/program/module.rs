@@ -14,7 +14,8 @@ use super::rules::reserved_identifier;
 use super::source::SourceText;
 use crate::diagnostic::Diagnostic;
 
-/// The source of a registered module as QuickJS runs it (TypeScript stripped), or why it cannot be loaded.
+/// The source of a registered module as QuickJS runs it (TypeScript stripped), or why it
+/// cannot be loaded.
 pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
     let text = SourceText::new(source);
     let allocator = Allocator::default();

@@ -12,7 +12,7 @@
 //! ```text
 //! "use strict";                        // the user's directives, if any
 //! const x = 1;                         // declarations as written: global lexical bindings
-//! while (c) { … }                    // loops as written (QuickJS counts their bodies)
+//! while (c) { … }                      // as written: QuickJS guards loops (patch 0600)
 //! if (done) return __smol_result(v);   // was `return v`
 //! return __smol_result(x + 1);         // was the last expression statement `x + 1`
 //! ```
