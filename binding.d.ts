@@ -132,7 +132,10 @@ export declare class SESExecutor {
   get state(): ExecutorState
   /** Builds the sandbox (§4.3.1): `NEW`/`DEAD` → `READY`; a no-op when `READY`. */
   init(): Promise<void>
-  /** Validates, rewrites and runs `code` (§7.2); `options.signal` aborts it. */
+  /**
+   * Validates, rewrites and runs `code` (§7.2); `options.signal` aborts it, and a copy of
+   * `options.input` is the global `input` for this run only.
+   */
   run(code: string, options?: RunOptions): Promise<CodeOutput>
   /**
    * Releases the sandbox (§4.3.5): `READY`/`DIRTY` → `DEAD`, settling once its QuickJS
@@ -257,6 +260,16 @@ export interface ExecutorOptions {
    */
   maxCanvasSize?: number
   /**
+   * Gives the sandbox `setTimeout`, `clearTimeout`, `setInterval` and `clearInterval`
+   * (default `false`: spec §5.2 injects no timers, and code using them gets a
+   * `forbidden_global_access` warning and a `ReferenceError`). They run on the executor's own
+   * clock, never past the run's deadline; a run waiting for a timer holds no engine thread;
+   * the run waits for the Promise its code returns (not for timers), and timers still pending
+   * when it ends are cancelled (`stats.timersCancelled`). A delay below 1 ms or above
+   * 2147483647 ms is 1 ms (as in Node); at most 10000 timers are pending at once.
+   */
+  timers?: boolean
+  /**
    * Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
    * text (run inside the sandbox, under the same guards), or an object whose functions become
    * exports that call the host like tools and whose other values are copied.
@@ -305,6 +318,15 @@ export interface RunOptions {
    * and leaves the state as it was.
    */
   signal?: AbortSignal
+  /**
+   * A value bound as the global `input` for this run only: a copy (structured-clone
+   * semantics, as `sendVariables` copies), so the run's changes never reach the caller and
+   * the next run has no `input`. A property present with the value `undefined` binds
+   * `input` to `undefined`. The run is refused (`ERR_VALIDATION_FAILED`) if the value cannot
+   * be copied (the path is in `details.path`), or if the sandbox already holds the name `input`
+   * (an earlier run's top-level `let`/`const`/`class`/`var`, or a variable).
+   */
+  input?: unknown
 }
 
 /** Figures about one run. */
@@ -328,6 +350,11 @@ export interface RunStats {
    * including what earlier runs left in it).
    */
   peakHeapBytes: number
+  /**
+   * Timers still pending when the run ended, which were cancelled; present only when the
+   * executor was created with `timers: true` (a run without the option pays for no field).
+   */
+  timersCancelled?: number
 }
 
 /**

@@ -13,5 +13,6 @@ export const {
   CODE_AGENT_SYSTEM_PROMPT,
   CODE_AGENT_EXAMPLES,
   codeAgentSetup,
+  createRunJavaScriptTool,
 } = entry
 export default entry

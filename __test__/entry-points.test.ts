@@ -17,6 +17,7 @@ const EXPORTS = [
   'ExecutorError',
   'SESExecutor',
   'codeAgentSetup',
+  'createRunJavaScriptTool',
   'enginePoolStats',
   'prepareProgram',
   'renderToolsPrompt',

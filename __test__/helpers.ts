@@ -2,6 +2,8 @@
 // transform is not involved), and gives the tests a few one-liners.
 import { createRequire } from 'node:module'
 
+import { afterEach } from 'vitest'
+
 import type * as Binding from '../index'
 
 const require = createRequire(import.meta.url)
@@ -17,6 +19,7 @@ export const {
   CODE_AGENT_SYSTEM_PROMPT,
   CODE_AGENT_EXAMPLES,
   codeAgentSetup,
+  createRunJavaScriptTool,
 } = require('../index.js') as typeof Binding
 
 export type { CodeOutput, ExecutorOptions } from '../index'
@@ -46,4 +49,22 @@ export function thrownBy(fn: () => unknown): InstanceType<typeof ExecutorError> 
     return error
   }
   throw new Error('expected a throw')
+}
+
+type Options = NonNullable<ConstructorParameters<typeof SESExecutor>[0]>
+
+/**
+ * A `SESExecutor.create` for one test file: `defaults` under each call's options, and every
+ * executor it made cleaned up after each test.
+ */
+export function executorsCleanedAfterEach(defaults: Options = {}) {
+  const live: InstanceType<typeof SESExecutor>[] = []
+  afterEach(async () => {
+    await Promise.all(live.splice(0).map((e) => e.cleanup().catch(() => {})))
+  })
+  return async (options: Options = {}) => {
+    const created = await SESExecutor.create({ ...defaults, ...options })
+    live.push(created)
+    return created
+  }
 }

@@ -19,6 +19,8 @@ import {
   CODE_AGENT_EXAMPLES,
   CODE_AGENT_SYSTEM_PROMPT,
   renderToolsPrompt,
+  createRunJavaScriptTool,
+  type RunJavaScriptToolResult,
 } from '../index.js'
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
@@ -121,3 +123,22 @@ const prompt: string = CODE_AGENT_SYSTEM_PROMPT
 const [first]: readonly [string, string, string, string] = CODE_AGENT_EXAMPLES
 const signatures: string = renderToolsPrompt({ add: (a: number, b: number) => a + b })
 void [prompt, first, signatures]
+
+// Issue 17 parts 4-5: run input, timers, and the run_javascript tool.
+assertType<Equals<RunOptions['input'], unknown>>()
+assertType<Equals<ExecutorOptions['timers'], boolean | undefined>>()
+assertType<Equals<RunStats['timersCancelled'], number | undefined>>()
+async function runJavaScriptTool() {
+  await using executor = await SESExecutor.create({ timers: true })
+  await executor.run('input.n', { input: { n: 1 } })
+  const tool = createRunJavaScriptTool(executor, { timers: true, tools: ['search'], imageDir: '/tmp' })
+  const name: string = tool.definition.function.name
+  const result: RunJavaScriptToolResult = await tool.execute('{"code":"1"}')
+  if (result.ok) {
+    const images: string[] = result.images.map((image) => ('dataUrl' in image ? image.dataUrl : image.path))
+    return [name, images, result.logs]
+  }
+  const code: ExecutorErrorCode = result.error.code
+  return [name, code, result.error.details]
+}
+void runJavaScriptTool

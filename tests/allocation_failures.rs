@@ -148,7 +148,10 @@ async fn ready() -> Executor {
 }
 
 async fn run(executor: &Executor, code: &str) -> Result<RunOutput, ExecutorError> {
-    executor.run(code.into(), RunAbort::new()).await.finish()
+    executor
+        .run(code.into(), RunAbort::new(), None)
+        .await
+        .finish()
 }
 
 /// A run's outcome: `Ok(true)` for the expected output.

@@ -43,6 +43,7 @@ pub fn check_prepared(code: &str) {
     let context = ProgramContext {
         authorized_imports: vec!["lodash".into()],
         tool_names: vec!["search".into()],
+        timers: false,
     };
     let prepared = program::prepare(code, &context);
     assert_eq!(prepared.original_code, code);

@@ -15,6 +15,7 @@ mod globals;
 mod heap;
 pub mod host;
 mod inbox;
+mod input;
 pub mod inspect;
 mod lockdown;
 #[cfg(test)]
@@ -29,6 +30,7 @@ mod stack;
 mod state;
 #[cfg(test)]
 pub mod testing;
+mod timers;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,6 +77,8 @@ pub struct EngineConfig {
     /// What `import()` may load (§5.3), and the modules the host registered.
     pub authorized_imports: Vec<String>,
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
+    /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`timers.rs`).
+    pub timers: bool,
 }
 
 impl From<&Options> for EngineConfig {
@@ -85,6 +89,7 @@ impl From<&Options> for EngineConfig {
             max_canvas_size: options.max_canvas_size,
             authorized_imports: options.authorized_imports.clone(),
             modules: options.modules.clone(),
+            timers: options.timers,
         }
     }
 }
@@ -98,6 +103,9 @@ pub struct RunRequest {
     pub log_levels: Vec<LogLevel>,
     pub max_log_bytes: usize,
     pub abort: RunAbort,
+    /// The run's input, bound as the global `input` for this run only (`input.rs`); `None`
+    /// binds nothing.
+    pub input: Option<Value>,
 }
 
 impl RunRequest {
@@ -110,7 +118,13 @@ impl RunRequest {
             log_levels: options.collect_console_levels.clone(),
             max_log_bytes: options.max_log_bytes,
             abort,
+            input: None,
         }
+    }
+
+    /// The same request with `input` bound for the run.
+    pub fn with_input(self, input: Option<Value>) -> Self {
+        Self { input, ..self }
     }
 }
 
@@ -184,6 +198,9 @@ pub struct RunStats {
     pub operations: u64,
     /// The most bytes the QuickJS heap held during the run.
     pub peak_heap_bytes: u64,
+    /// Timers still pending when the run ended, which were cancelled; `None` when the executor
+    /// has no timers (`timers: false`).
+    pub timers_cancelled: Option<u64>,
 }
 
 /// A run that finished (§3.1 `CodeOutput` minus the logs).

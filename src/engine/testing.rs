@@ -94,6 +94,19 @@ pub fn run_on(engine: &Engine, code: &str, options: &Options) -> RunReport {
     run_abortable(engine, code, options, &RunAbort::new())
 }
 
+/// Runs `code` with `input` bound, and waits for the report.
+pub fn run_with_input(
+    engine: &Engine,
+    code: &str,
+    options: &Options,
+    input: Option<Value>,
+) -> RunReport {
+    engine
+        .run(RunRequest::new(code.into(), options, RunAbort::new()).with_input(input))
+        .blocking_recv()
+        .unwrap()
+}
+
 /// Runs `code`, which `abort` can abort, and waits for the report.
 pub fn run_abortable(
     engine: &Engine,

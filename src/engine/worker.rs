@@ -25,6 +25,7 @@ use super::globals::{self, copy_out};
 use super::heap::{self, HeapMeter, MeteredAllocator};
 use super::host::Host;
 use super::inbox::{Closed, Next};
+use super::input;
 use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
 use super::pool;
@@ -32,6 +33,7 @@ use super::reflect::{self, refused_allocations};
 use super::script;
 use super::stack;
 use super::state::{RunResult, RunState, Stop};
+use super::timers::{self, Fired, Timers};
 use super::{
     Command, Completion, EngineConfig, EngineError, EngineInbox, RunReport, RunRequest, RunStats,
     PROGRAM_STACK_BYTES,
@@ -67,6 +69,8 @@ struct Worker {
     heap: Rc<HeapMeter>,
     /// The sandbox's canvases, whose drawings a run returns as images.
     canvas: CanvasHost,
+    /// The run's timers, when the executor has them (`timers: true`).
+    timers: Option<Rc<Timers>>,
     /// What validation knows besides the code: the authorized imports (fixed at start) and the
     /// tools installed so far.
     program_context: ProgramContext,
@@ -85,6 +89,11 @@ pub fn live() -> usize {
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        // The timer functions inside the runtime share the registry: its QuickJS values must go
+        // before the runtime frees those functions.
+        if let Some(timers) = &self.timers {
+            timers.cancel_all();
+        }
         LIVE.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -204,8 +213,10 @@ impl Worker {
         let program_context = ProgramContext {
             authorized_imports: config.authorized_imports.clone(),
             tool_names: Vec::new(),
+            timers: config.timers,
         };
-        let (runtime, context, canvas) = build(config, &state, &bridge, &heap)?;
+        let timers = config.timers.then(|| Rc::new(Timers::default()));
+        let (runtime, context, canvas) = build(config, &state, &bridge, &heap, timers.as_ref())?;
         LIVE.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(Worker {
             in_flight: None,
@@ -214,6 +225,7 @@ impl Worker {
             bridge,
             heap,
             canvas,
+            timers,
             program_context,
             dirty: false,
             _runtime: runtime,
@@ -297,6 +309,12 @@ impl Worker {
             ));
             return;
         }
+        if let Some(value) = &request.input {
+            if let Err(message) = self.context.with(|ctx| input::bind(&ctx, value)) {
+                let _ = reply.send(RunReport::refused(EngineError::Endowment(message), false));
+                return;
+            }
+        }
         let deadline = started + Duration::from_millis(request.timeout_ms);
         self.state.begin(
             request.max_operations,
@@ -306,10 +324,10 @@ impl Worker {
         );
         self.bridge.begin_run();
         self.heap.begin_run();
-        let (state, bridge) = (&self.state, &self.bridge);
+        let (state, bridge, timers) = (&self.state, &self.bridge, self.timers.as_deref());
         let progress = self.context.with(|ctx| {
             let refused = refused_allocations(&ctx);
-            match execute(&ctx, state, bridge, &program) {
+            match execute(&ctx, state, bridge, timers, &program) {
                 Settled::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
                 settled => Ok(conclude(
                     &ctx, state, bridge, &program, &request, settled, refused,
@@ -337,7 +355,7 @@ impl Worker {
         let Some(in_flight) = self.in_flight.take() else {
             return;
         };
-        let (state, bridge) = (&self.state, &self.bridge);
+        let (state, bridge, timers) = (&self.state, &self.bridge, self.timers.as_deref());
         let progress = self.context.with(|ctx| {
             let promise = match in_flight.promise.clone().restore(&ctx) {
                 Ok(promise) => promise,
@@ -356,7 +374,7 @@ impl Worker {
                     ));
                 }
             };
-            match drive(&ctx, state, bridge, &promise) {
+            match drive(&ctx, state, bridge, timers, &promise) {
                 Settled::Waiting(_) => Err(()),
                 settled => Ok(conclude(
                     &ctx,
@@ -384,11 +402,13 @@ impl Worker {
         }
     }
 
-    /// The in-flight run waits for an answer without a thread: make sure its deadline will
-    /// wake it even if no answer ever comes.
+    /// The in-flight run waits for an answer (or its next timer) without a thread: make sure
+    /// its next timer, or else its deadline, wakes it even if no answer ever comes.
     fn wait_off_thread(&self, inbox: &Arc<EngineInbox>) {
         if let Some(in_flight) = &self.in_flight {
-            inbox.wake_at(in_flight.started + Duration::from_millis(in_flight.request.timeout_ms));
+            let deadline = in_flight.started + Duration::from_millis(in_flight.request.timeout_ms);
+            let timer = self.timers.as_ref().and_then(|timers| timers.next_due());
+            inbox.wake_at(timer.map_or(deadline, |due| due.min(deadline)));
         }
     }
 
@@ -411,6 +431,7 @@ impl Worker {
             }
         };
         let (tool_calls, tool_time) = self.bridge.end_run();
+        let timers_cancelled = self.timers.as_ref().map(|timers| timers.cancel_all());
         self.state.end();
         self.dirty |= dirty;
         let report = RunReport {
@@ -425,6 +446,7 @@ impl Worker {
                 tool_calls,
                 operations: self.state.operations(),
                 peak_heap_bytes: u64::try_from(self.heap.peak()).unwrap_or(u64::MAX),
+                timers_cancelled,
             },
         };
         inbox.put_back(self.bridge.take_set_aside().into_iter());
@@ -437,6 +459,7 @@ fn build(
     state: &Rc<RunState>,
     bridge: &Rc<Bridge>,
     heap: &Rc<HeapMeter>,
+    timers: Option<&Rc<Timers>>,
 ) -> Result<(Runtime, Context, CanvasHost), EngineError> {
     let start_error = |error: rquickjs::Error| match error {
         // The runtime or context could not be allocated (a heap too small to hold a context).
@@ -468,6 +491,9 @@ fn build(
         .with(|ctx| {
             globals::install(&ctx, state)?;
             modules::install_hook(&ctx, &registry, bridge, state)?;
+            if let Some(timers) = timers {
+                timers::install(&ctx, timers, state)?;
+            }
             lockdown::lock_down(&ctx)?;
             canvas::install(&ctx, state, heap, max_canvas_size, memory_limit)
         })
@@ -485,11 +511,13 @@ enum Settled<'js> {
     /// With this value: the run's output if the script gave it as its result.
     Resolved(JsValue<'js>),
     Threw(JsValue<'js>),
-    /// Pending with no job left to run and no tool call in flight: nothing can settle it.
+    /// Pending with no job left to run, no tool call in flight and no timer pending: nothing
+    /// can settle it.
     Stuck,
     /// User code was stopped (see [`RunState::stop`]).
     Stopped,
-    /// Pending on tool answers that have not arrived: the run waits off the thread.
+    /// Pending on tool answers that have not arrived, or timers not yet due: the run waits off
+    /// the thread.
     Waiting(Promise<'js>),
 }
 
@@ -498,6 +526,7 @@ fn execute<'js>(
     ctx: &Ctx<'js>,
     state: &RunState,
     bridge: &Bridge,
+    timers: Option<&Timers>,
     program: &PreparedProgram,
 ) -> Settled<'js> {
     #[cfg(feature = "bench-internals")]
@@ -508,7 +537,7 @@ fn execute<'js>(
             .then_some(&state.loop_guard),
     );
     match script::evaluate(ctx, &program.transformed_code) {
-        Ok(promise) => drive(ctx, state, bridge, &promise),
+        Ok(promise) => drive(ctx, state, bridge, timers, &promise),
         Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
         Err(other) => Settled::Threw(
             rquickjs::String::from_str(ctx.clone(), &other.to_string())
@@ -540,6 +569,9 @@ fn conclude<'js>(
         _ => Value::Undefined,
     };
     let drained = drain(ctx, state);
+    if request.input.is_some() {
+        input::unbind(ctx);
+    }
 
     let result = match state.stop.get() {
         Some(Stop::FinalAnswer) => Ok(Completion {
@@ -597,12 +629,14 @@ fn conclude<'js>(
     (result, untrusted || !drained)
 }
 
-/// Runs the job queue, and settles tool promises as the host answers, until the script's
-/// promise settles, or it waits for answers that have not arrived.
+/// Runs the job queue, fires timers as they fall due, and settles tool promises as the host
+/// answers, until the script's promise settles, or it waits for answers or timers that are not
+/// there yet.
 fn drive<'js>(
     ctx: &Ctx<'js>,
     state: &RunState,
     bridge: &Bridge,
+    timers: Option<&Timers>,
     promise: &Promise<'js>,
 ) -> Settled<'js> {
     loop {
@@ -626,7 +660,21 @@ fn drive<'js>(
                 if ctx.execute_pending_job() {
                     continue;
                 }
-                if !bridge.has_pending_calls() {
+                if let Some(timers) = timers.filter(|timers| timers.is_pending()) {
+                    // A callback this loop calls may never reach a guard or the interrupt
+                    // handler's poll: the deadline and abort are checked before each one.
+                    if state.should_interrupt() {
+                        return Settled::Stopped;
+                    }
+                    match timers.fire_due(ctx) {
+                        Fired::Ran => continue,
+                        Fired::Threw(thrown) => return Settled::Threw(thrown),
+                        Fired::NotYet if !bridge.has_pending_calls() => {
+                            return Settled::Waiting(promise.clone())
+                        }
+                        Fired::NotYet => {}
+                    }
+                } else if !bridge.has_pending_calls() {
                     return Settled::Stuck;
                 }
                 match bridge.settle_next(ctx, state) {

@@ -38,7 +38,7 @@ async fn a_run_whose_engine_thread_is_stuck_is_answered_at_the_deadline_plus_the
         .unwrap();
     let started = Instant::now();
     let error = executor
-        .run("hold()".into(), RunAbort::new())
+        .run("hold()".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap_err();
@@ -87,8 +87,8 @@ async fn a_queued_run_is_not_answered_before_its_own_deadline() {
         .send_tools(vec!["hold".into()], || {})
         .await
         .unwrap();
-    let first = executor.run("hold()".into(), RunAbort::new());
-    let second = executor.run("2".into(), RunAbort::new());
+    let first = executor.run("hold()".into(), RunAbort::new(), None);
+    let second = executor.run("2".into(), RunAbort::new(), None);
     let (first, second) = tokio::join!(first, second);
     let first = first.finish().unwrap_err();
     assert_eq!(
@@ -106,7 +106,7 @@ async fn runs_that_end_in_time_are_answered_by_the_engine() {
     let executor = stuck_executor(10_000);
     executor.init().await.finish().unwrap();
     let output = executor
-        .run("[1, 2].map((n) => n * 3)".into(), RunAbort::new())
+        .run("[1, 2].map((n) => n * 3)".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap();

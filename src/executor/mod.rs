@@ -232,10 +232,12 @@ impl Executor {
     /// started while another runs waits its turn (FIFO, at most `maxQueuedRuns` waiting).
     /// `abort` stops the run like a timeout would (`ERR_EXEC_TIMEOUT`, reason `aborted`,
     /// `DIRTY`), or, while it still waits in the queue, keeps it from starting (state unchanged).
+    /// `input`, when given, is bound as the global `input` for this run only.
     pub fn run(
         &self,
         code: String,
         abort: RunAbort,
+        input: Option<Value>,
     ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
         let (watched, timeout_ms) = (abort.clone(), self.options.timeout_ms);
@@ -254,12 +256,12 @@ impl Executor {
             let waiting = guard.in_flight.saturating_sub(1);
             match (guard.state, guard.engine.as_ref()) {
                 (ExecutorState::Ready, Some(engine)) => {
-                    Ok(engine.run(RunRequest::new(code, &self.options, abort)))
+                    Ok(engine.run(RunRequest::new(code, &self.options, abort).with_input(input)))
                 }
                 (ExecutorState::Running, Some(engine))
                     if queue && waiting < self.options.max_queued_runs =>
                 {
-                    Ok(engine.run(RunRequest::new(code, &self.options, abort)))
+                    Ok(engine.run(RunRequest::new(code, &self.options, abort).with_input(input)))
                 }
                 (ExecutorState::Running, Some(_)) if queue => Err(ExecutorError::queue_full(
                     waiting,

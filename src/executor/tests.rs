@@ -42,7 +42,7 @@ async fn init_while_initializing_is_an_invalid_state() {
 async fn run_moves_ready_to_running_and_back() {
     let executor = executor();
     executor.init().await.finish().unwrap();
-    let run = executor.run("1 + 1".into(), RunAbort::new());
+    let run = executor.run("1 + 1".into(), RunAbort::new(), None);
     assert_eq!(executor.state(), ExecutorState::Running);
     let output = run.await.finish().unwrap();
     assert_eq!(output.output, Value::Number(2.0));
@@ -54,7 +54,7 @@ async fn a_failed_run_returns_to_ready() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("throw new Error('x')".into(), RunAbort::new())
+        .run("throw new Error('x')".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap_err();
@@ -69,9 +69,15 @@ async fn a_second_concurrent_run_is_refused_in_reject_mode() {
     let first = executor.run(
         "let s = 0; for (let i = 0; i < 1000; i++) s += i; s".into(),
         RunAbort::new(),
+        None,
     );
     assert_eq!(
-        code_of(executor.run("1".into(), RunAbort::new()).await.finish()),
+        code_of(
+            executor
+                .run("1".into(), RunAbort::new(), None)
+                .await
+                .finish()
+        ),
         ErrorCode::InvalidState
     );
     assert_eq!(
@@ -89,21 +95,26 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
     });
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("while (true) {}".into(), RunAbort::new())
+        .run("while (true) {}".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::ExecTimeout);
     assert_eq!(executor.state(), ExecutorState::Dirty);
     assert_eq!(
-        code_of(executor.run("1".into(), RunAbort::new()).await.finish()),
+        code_of(
+            executor
+                .run("1".into(), RunAbort::new(), None)
+                .await
+                .finish()
+        ),
         ErrorCode::InvalidState
     );
     executor.cleanup().await.unwrap();
     assert_eq!(executor.state(), ExecutorState::Dead);
     executor.init().await.finish().unwrap();
     let output = executor
-        .run("final_answer('ok')".into(), RunAbort::new())
+        .run("final_answer('ok')".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap();
@@ -126,14 +137,14 @@ async fn dead_init_rebuilds_from_nothing() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     executor
-        .run("var kept = 41".into(), RunAbort::new())
+        .run("var kept = 41".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap();
     executor.cleanup().await.unwrap();
     executor.init().await.finish().unwrap();
     let output = executor
-        .run("typeof kept".into(), RunAbort::new())
+        .run("typeof kept".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap();
@@ -144,7 +155,7 @@ async fn dead_init_rebuilds_from_nothing() {
 async fn calls_in_the_wrong_state_name_the_state() {
     let executor = executor();
     let error = executor
-        .run("1".into(), RunAbort::new())
+        .run("1".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap_err();
@@ -156,7 +167,7 @@ async fn calls_in_the_wrong_state_name_the_state() {
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
 
     executor.init().await.finish().unwrap();
-    let running = executor.run("1".into(), RunAbort::new());
+    let running = executor.run("1".into(), RunAbort::new(), None);
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
     assert_eq!(
         code_of(executor.init().await.finish()),
@@ -166,7 +177,7 @@ async fn calls_in_the_wrong_state_name_the_state() {
 
     executor.cleanup().await.unwrap();
     let error = executor
-        .run("1".into(), RunAbort::new())
+        .run("1".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap_err();
@@ -191,7 +202,7 @@ async fn validation_failure_lists_each_error_with_its_position() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("let a = 1;\nlet b = ;".into(), RunAbort::new())
+        .run("let a = 1;\nlet b = ;".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap_err();
@@ -215,7 +226,7 @@ async fn stop_now_interrupts_a_spinning_run_and_leaves_the_executor_dead() {
         ..Options::default()
     });
     executor.init().await.finish().unwrap();
-    let run = executor.run("while (true) {}".into(), RunAbort::new());
+    let run = executor.run("while (true) {}".into(), RunAbort::new(), None);
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     executor.stop_now();
     assert_eq!(executor.state(), ExecutorState::Dead);
@@ -237,14 +248,18 @@ async fn warnings_and_infos_of_a_run_reach_the_caller() {
     });
     executor.init().await.finish().unwrap();
     let output = executor
-        .run("try { process.env } catch { 1 }".into(), RunAbort::new())
+        .run(
+            "try { process.env } catch { 1 }".into(),
+            RunAbort::new(),
+            None,
+        )
         .await
         .finish()
         .unwrap();
     let rules: Vec<_> = output.diagnostics.iter().map(|d| d.rule).collect();
     assert_eq!(rules, ["forbidden_global_access", "log_budget_too_small"]);
     let quiet = executor
-        .run("1".into(), RunAbort::new())
+        .run("1".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap();
@@ -256,7 +271,7 @@ async fn a_run_that_fails_carries_its_warnings_in_details() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("process.exit(1)".into(), RunAbort::new())
+        .run("process.exit(1)".into(), RunAbort::new(), None)
         .await
         .finish()
         .unwrap_err();
@@ -290,7 +305,7 @@ async fn retryable_follows_the_depends_rows_of_section_8_2() {
         .await
         .unwrap();
     let failure = |code: &str| {
-        let run = executor.run(code.into(), RunAbort::new());
+        let run = executor.run(code.into(), RunAbort::new(), None);
         async move { run.await.finish().unwrap_err() }
     };
     let runtime = failure("null.x").await;

@@ -11,7 +11,9 @@ use serde_json::Value as Json;
 use super::error::to_napi_error;
 use super::host::{NodeHost, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
-use super::options::{clone_refused, entries, node_tool, resolve, watch_signal, Resolved};
+use super::options::{
+    clone_refused, entries, node_tool, resolve, run_input, watch_signal, Resolved,
+};
 use super::program::{read_code, CODE_NOT_A_STRING};
 use super::queue::NodeQueue;
 use super::settle::{settle, settle_on_runtime, settle_then};
@@ -95,6 +97,9 @@ pub struct JsRunStats {
     /// The most bytes the executor's QuickJS heap held during the run (the whole runtime,
     /// including what earlier runs left in it).
     pub peak_heap_bytes: f64,
+    /// Timers still pending when the run ended, which were cancelled; present only when the
+    /// executor was created with `timers: true` (a run without the option pays for no field).
+    pub timers_cancelled: Option<f64>,
 }
 
 impl From<RunStats> for JsRunStats {
@@ -109,6 +114,7 @@ impl From<RunStats> for JsRunStats {
             tool_calls: stats.tool_calls as f64,
             operations: stats.operations as f64,
             peak_heap_bytes: stats.peak_heap_bytes as f64,
+            timers_cancelled: stats.timers_cancelled.map(|count| count as f64),
         }
     }
 }
@@ -249,7 +255,8 @@ impl SesExecutor {
         settle(env, &self.node, self.executor.init(), |_, ()| Ok(()))
     }
 
-    /// Validates, rewrites and runs `code` (§7.2); `options.signal` aborts it.
+    /// Validates, rewrites and runs `code` (§7.2); `options.signal` aborts it, and a copy of
+    /// `options.input` is the global `input` for this run only.
     #[napi(
         ts_args_type = "code: string, options?: RunOptions",
         ts_return_type = "Promise<CodeOutput>"
@@ -277,6 +284,10 @@ impl SesExecutor {
                 )]));
             }
         };
+        let input = match run_input(env, options) {
+            Ok(input) => input,
+            Err(error) => return refuse(error),
+        };
         let abort = RunAbort::new();
         let watch = match watch_signal(env, options, &abort) {
             Ok(watch) => watch,
@@ -285,7 +296,7 @@ impl SesExecutor {
         settle_then(
             env,
             &self.node,
-            self.executor.run(code, abort),
+            self.executor.run(code, abort, input),
             |_, output| Ok(output.into()),
             move |env| {
                 if let Some(watch) = watch {

@@ -56,6 +56,14 @@ pub struct ExecutorOptions {
     /// `getCanvas` and `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count
     /// against `memoryLimitBytes`.
     pub max_canvas_size: Option<f64>,
+    /// Gives the sandbox `setTimeout`, `clearTimeout`, `setInterval` and `clearInterval`
+    /// (default `false`: spec §5.2 injects no timers, and code using them gets a
+    /// `forbidden_global_access` warning and a `ReferenceError`). They run on the executor's own
+    /// clock, never past the run's deadline; a run waiting for a timer holds no engine thread;
+    /// the run waits for the Promise its code returns (not for timers), and timers still pending
+    /// when it ends are cancelled (`stats.timersCancelled`). A delay below 1 ms or above
+    /// 2147483647 ms is 1 ms (as in Node); at most 10000 timers are pending at once.
+    pub timers: Option<bool>,
     /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
     /// text (run inside the sandbox, under the same guards), or an object whose functions become
     /// exports that call the host like tools and whose other values are copied.
@@ -91,6 +99,7 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
         memory_limit_bytes: number(&object, "memoryLimitBytes")?,
         max_stack_bytes: number(&object, "maxStackBytes")?,
         max_canvas_size: number(&object, "maxCanvasSize")?,
+        timers: boolean(&object, "timers")?,
     })
 }
 
@@ -132,6 +141,19 @@ fn number(object: &Object, name: &str) -> Result<Option<f64>, Diagnostic> {
             .map(Some)
             .map_err(|_| invalid(name, "a number")),
         _ => Err(invalid(name, "a number")),
+    }
+}
+
+fn boolean(object: &Object, name: &str) -> Result<Option<bool>, Diagnostic> {
+    let Some(value) = property(object, name)? else {
+        return Ok(None);
+    };
+    match value.get_type() {
+        Ok(ValueType::Boolean) => value
+            .coerce_to_bool()
+            .map(Some)
+            .map_err(|_| invalid(name, "a boolean")),
+        _ => Err(invalid(name, "a boolean")),
     }
 }
 
@@ -191,6 +213,41 @@ pub struct RunOptions {
     /// and leaves the state as it was.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<String>,
+    /// A value bound as the global `input` for this run only: a copy (structured-clone
+    /// semantics, as `sendVariables` copies), so the run's changes never reach the caller and
+    /// the next run has no `input`. A property present with the value `undefined` binds
+    /// `input` to `undefined`. The run is refused (`ERR_VALIDATION_FAILED`) if the value cannot
+    /// be copied (the path is in `details.path`), or if the sandbox already holds the name `input`
+    /// (an earlier run's top-level `let`/`const`/`class`/`var`, or a variable).
+    #[napi(ts_type = "unknown")]
+    pub input: Option<String>,
+}
+
+/// `options.input` of `run()`, copied: `None` when the options have no `input` property (a
+/// property set to `undefined` binds `input` to `undefined`).
+pub fn run_input(
+    env: &Env,
+    options: Option<Unknown>,
+) -> std::result::Result<Option<crate::value::Value>, ExecutorError> {
+    let Some(options) = options else {
+        return Ok(None);
+    };
+    if options.get_type().ok() != Some(ValueType::Object) {
+        return Ok(None);
+    }
+    // SAFETY: checked to be an object of this environment.
+    let Ok(object) = (unsafe { Object::from_napi_value(env.raw(), options.raw()) }) else {
+        return Ok(None);
+    };
+    if !object.has_named_property("input").unwrap_or(false) {
+        return Ok(None);
+    }
+    let value: Unknown = object
+        .get_named_property("input")
+        .map_err(|_| option_refused(invalid("input", "readable")))?;
+    from_js(env, value, "input")
+        .map(Some)
+        .map_err(|error| clone_refused(&error))
 }
 
 /// The own enumerable entries of `value`, which must be an object.

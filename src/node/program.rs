@@ -85,6 +85,7 @@ pub fn prepare_program(
     let mut diagnostics = match read(&env, options) {
         Ok(raw) => {
             context.authorized_imports = raw.authorized_imports.clone().unwrap_or_default();
+            context.timers = raw.timers.unwrap_or(false);
             match Options::resolve(&raw) {
                 Ok((_, notices)) => notices,
                 Err(problems) => problems,

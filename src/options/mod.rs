@@ -56,6 +56,7 @@ pub struct RawOptions {
     pub memory_limit_bytes: Option<f64>,
     pub max_stack_bytes: Option<f64>,
     pub max_canvas_size: Option<f64>,
+    pub timers: Option<bool>,
 }
 
 /// Checked options with the defaults of §3.3 filled in.
@@ -74,6 +75,9 @@ pub struct Options {
     pub max_canvas_size: u32,
     /// Modules `import()` can load (by name), checked by the napi layer, which reads them.
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
+    /// Whether the sandbox has `setTimeout`/`setInterval` and their `clear*` (off by default:
+    /// §5.2 does not inject timers).
+    pub timers: bool,
 }
 
 impl Default for Options {
@@ -90,6 +94,7 @@ impl Default for Options {
             max_stack_bytes: 1024 * 1024,
             max_canvas_size: crate::canvas::DEFAULT_MAX_CANVAS_SIZE,
             modules: Vec::new(),
+            timers: false,
         }
     }
 }
@@ -161,6 +166,7 @@ impl Options {
             &mut |v| options.max_canvas_size = u32::try_from(v).unwrap_or(MAX_CANVAS_SIZE),
         );
 
+        options.timers = raw.timers.unwrap_or(false);
         if let Some(policy) = &raw.run_concurrency {
             match policy.as_str() {
                 "reject" => options.run_concurrency = RunConcurrency::Reject,
@@ -235,6 +241,7 @@ mod tests {
         assert_eq!(options.memory_limit_bytes, 256 * 1024 * 1024);
         assert_eq!(options.max_stack_bytes, 1024 * 1024);
         assert_eq!(options.max_canvas_size, 8192);
+        assert!(!options.timers, "§5.2: no timers unless asked for");
     }
 
     #[test]

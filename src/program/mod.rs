@@ -50,6 +50,9 @@ pub struct ProgramContext {
     pub authorized_imports: Vec<String>,
     /// The names of the tools sent so far, which user code may not declare or assign.
     pub tool_names: Vec<String>,
+    /// Whether the sandbox has `setTimeout`, `setInterval` and their `clear*` (the executor's
+    /// `timers` option): then they are not reported as missing host globals.
+    pub timers: bool,
 }
 
 /// The result of preparing code (§3.1 `PreparedProgram`), plus what the engine needs to report

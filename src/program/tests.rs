@@ -236,6 +236,7 @@ fn prepare_with(code: &str, authorized: &[&str], tools: &[&str]) -> PreparedProg
     let context = ProgramContext {
         authorized_imports: authorized.iter().map(|name| (*name).to_owned()).collect(),
         tool_names: tools.iter().map(|name| (*name).to_owned()).collect(),
+        timers: false,
     };
     prepare(code, &context)
 }

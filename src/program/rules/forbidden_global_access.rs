@@ -1,7 +1,9 @@
 //! `forbidden_global_access` (WARNING): code that reaches for a host global the sandbox does not
 //! have (§5.2: no `process`, `require`, `module`, `global`, `fetch`, no timers). The run still
 //! goes ahead — the code may only touch the name on a path it never takes — but the model learns
-//! why it will see a `ReferenceError` and what to use instead.
+//! why it will see a `ReferenceError` and what to use instead. An executor created with
+//! `timers: true` has `setTimeout`, `setInterval`, `clearTimeout` and `clearInterval`; those
+//! four are reported only without it.
 
 use oxc_ast::ast::{Expression, IdentifierReference, UnaryExpression, UnaryOperator};
 use oxc_ast_visit::{walk, Visit};
@@ -55,6 +57,9 @@ const FORBIDDEN: &[(&str, Host)] = &[
     ("clearImmediate", Host::Timer),
 ];
 
+/// The timers an executor with `timers: true` provides.
+const PROVIDED_TIMERS: [&str; 4] = ["setTimeout", "setInterval", "clearTimeout", "clearInterval"];
+
 /// Reports every free reference to a name of [`FORBIDDEN`], except the names of tools, which
 /// the sandbox does have.
 pub fn check(code: &Code, context: &ProgramContext) -> Vec<Diagnostic> {
@@ -82,7 +87,17 @@ impl<'a> Visit<'a> for Finder<'_, '_, 'a> {
         if !self.code.is_free(it) || self.context.tool_names.iter().any(|tool| tool == name) {
             return;
         }
-        let (kind, fix) = advice(name, host);
+        if self.context.timers && PROVIDED_TIMERS.contains(&name) {
+            return;
+        }
+        let (kind, fix) = if self.context.timers && matches!(host, Host::Timer) {
+            (
+                "timers are not provided",
+                "Use setTimeout(callback, 0) instead.".to_owned(),
+            )
+        } else {
+            advice(name, host)
+        };
         self.found.push(
             Diagnostic::error(
                 RULE,
@@ -195,6 +210,25 @@ mod tests {
         assert!(code
             .iter()
             .all(|d| d.fix.as_deref().is_some_and(|fix| fix.contains("tool"))));
+    }
+
+    #[test]
+    fn with_timers_on_only_the_timers_the_sandbox_lacks_are_reported() {
+        let context = ProgramContext {
+            timers: true,
+            ..ProgramContext::default()
+        };
+        let found = check_with(
+            "setTimeout(f, 10); setInterval(f); setImmediate(f); clearTimeout(t); clearInterval(t)",
+            &context,
+            super::check,
+        );
+        assert_eq!(found.len(), 1);
+        assert!(found[0].message.contains("'setImmediate'"));
+        assert_eq!(
+            found[0].fix.as_deref(),
+            Some("Use setTimeout(callback, 0) instead.")
+        );
     }
 
     #[test]
