@@ -293,3 +293,22 @@ fn patch_0600_builtins_compiled_by_upstream_qjsc_still_run() {
     );
     assert_eq!(operations, 0);
 }
+
+#[test]
+fn patch_0600_a_top_level_loop_holds_one_iterations_value_at_a_time() {
+    // The body entry empties the script's completion value, as the injected guard statement
+    // did: the previous iteration's 4 MiB string is freed before the next one is built.
+    let options = options(u64::MAX);
+    let engine = engine_with(FakeHost::default(), &options);
+    let peak = |code: &str| {
+        let report = run_on(&engine, code, &options);
+        assert!(report.result.is_ok(), "{code}: {:?}", report.result);
+        report.stats.peak_heap_bytes
+    };
+    let one = peak("'x'.repeat(2 ** 22); 1");
+    let looped = peak("for (let i = 0; i < 4; i++) 'x'.repeat(2 ** 22 + i); 1");
+    assert!(
+        looped < one + (1 << 21),
+        "a loop of 4 MiB strings peaked at {looped} bytes, one string at {one}"
+    );
+}
