@@ -39,7 +39,87 @@ export declare class ExecutorError extends Error {
   readonly details: Record<string, unknown>
   /** The run's logs up to the failure, for errors raised while code ran. */
   readonly logs?: string
+  /**
+   * The run's events up to its `run_end` (which carries this error's code), when the run was
+   * traced (`trace` option or `run(code, { trace: true })`); absent otherwise, and for errors
+   * raised before the executor took the run up (`ERR_INVALID_STATE`, a full queue).
+   */
+  readonly trace?: Array<TraceEvent>
 }
+
+/**
+ * What the executor needs of an OpenTelemetry `Tracer` (`@opentelemetry/api`, an optional peer
+ * dependency): any tracer from `trace.getTracer(name)` or an SDK's provider fits.
+ */
+export interface SpanTracer {
+  startSpan(name: string, options?: unknown, context?: unknown): unknown
+}
+
+/**
+ * One event of a run's trace (`CodeOutput.trace`, `onEvent`). `at` is milliseconds since the
+ * run started (the executor took it up, before validation); events come in the order they
+ * happened, `run_start` first and `run_end` last.
+ */
+export type TraceEvent =
+  | {
+      type: "run_start"
+      at: number
+      /** Wall-clock time of the start, in milliseconds since the epoch (like `Date.now()`). */
+      time: number
+      /** Size of the code in UTF-8 bytes. */
+      codeBytes: number
+    }
+  | {
+      type: "tool_call"
+      at: number
+      /** The call's number within the run (from 0); its `tool_result` has the same. */
+      call: number
+      tool: string
+      /** Copies of the arguments the sandbox passed; absent when the trace's budget had no room. */
+      args?: unknown[]
+      /** Set when `args` was left out for the budget (`maxTraceBytes`). */
+      truncated?: true
+      /** The user's line and column of the call, when known. */
+      line?: number
+      column?: number
+    }
+  | {
+      type: "tool_result"
+      at: number
+      call: number
+      tool: string
+      /** From the call to its answer (to its promise's settlement for an async tool). */
+      durationMs: number
+      /** Whether the tool returned a promise. */
+      async: boolean
+      /** `true` with `result` (a copy), `false` with `error` (as the sandbox saw it). */
+      ok: boolean
+      result?: unknown
+      error?: { name: string; message: string }
+      /** Set when `result` was left out for the budget. */
+      truncated?: true
+    }
+  | {
+      type: "console"
+      at: number
+      level: "log" | "info" | "warn" | "error"
+      /** Index of the entry in `logEntries` (only entries kept under `maxLogBytes` appear). */
+      entry: number
+    }
+  | { type: "final_answer"; at: number; line?: number; column?: number }
+  | {
+      type: "run_end"
+      at: number
+      outcome: "completed" | "final_answer" | "error"
+      /** The run's error code and message when `outcome` is `"error"`. */
+      error?: { code: ExecutorErrorCode; message: string }
+      toolCalls: number
+      /** Loop iterations the guard counted. */
+      operations: number
+      peakHeapBytes: number
+      /** Events left out entirely because the trace's budget was spent. */
+      droppedEvents: number
+    }
 
 /**
  * A smolagents tool object, accepted by `sendTools` beside plain functions: the sandbox calls
@@ -186,6 +266,13 @@ export interface CodeOutput {
    * in a global and drawn on again in a later run comes back again, with all its pixels.
    */
   images: Array<CanvasImage>
+  /**
+   * The run's events in order, when it was traced (the `trace` option, or `run(code, {
+   * trace: true })`): `run_start`, each `tool_call` and its `tool_result`, `console`
+   * entries (by index into `logEntries`), `final_answer`, and `run_end` last. Times are
+   * milliseconds since the run started.
+   */
+  trace?: Array<TraceEvent>
 }
 
 /** One finding of a validation rule (§3.1). */
@@ -280,6 +367,32 @@ export interface ExecutorOptions {
    * run's promise settles; what it throws is ignored.
    */
   onLog?: (entry: LogEntry) => void
+  /**
+   * Record every run's events in `CodeOutput.trace` (and `ExecutorError.trace`): its start
+   * and end, each tool call with its arguments and result, `final_answer`, console entries
+   * (default `false`; `run(code, { trace })` decides per run).
+   */
+  trace?: boolean
+  /**
+   * Budget of one run's trace in bytes (approximate, values included; default 1048576, min
+   * 1024). A call or result whose values do not fit is kept without them (`truncated:
+   * true`); an event that does not fit at all is dropped and counted in the run's
+   * `run_end.droppedEvents`. `run_end` is always kept.
+   */
+  maxTraceBytes?: number
+  /**
+   * Called with each trace event of every run as it happens, in order and before the run's
+   * promise settles (the same events `trace` records, under the same budget); what it throws
+   * is ignored. Does not by itself fill `CodeOutput.trace`.
+   */
+  onEvent?: (event: TraceEvent) => void
+  /**
+   * An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
+   * a span, each tool call a child span (`execute_tool {name}`). Without it, the global
+   * tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
+   * package's JS entry (`lib/tracing.cjs`).
+   */
+  tracer?: SpanTracer
 }
 
 /** One console call of a run (§3.1 `LogEntry`). */
@@ -318,6 +431,16 @@ export interface RunOptions {
    * and leaves the state as it was.
    */
   signal?: AbortSignal
+  /**
+   * Record this run's events in its result (`CodeOutput.trace`, `ExecutorError.trace`);
+   * overrides the executor's `trace` option for this run.
+   */
+  trace?: boolean
+  /**
+   * Called with each of this run's trace events as it happens (besides the executor's
+   * `onEvent`); what it throws is ignored.
+   */
+  onEvent?: (event: TraceEvent) => void
   /**
    * A value bound as the global `input` for this run only: a copy (structured-clone
    * semantics, as `sendVariables` copies), so the run's changes never reach the caller and

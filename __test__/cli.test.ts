@@ -150,10 +150,35 @@ describe('ses-exec FILE', () => {
     expect(Buffer.from(json.images[0].data, 'base64').equals(png)).toBe(true)
   })
 
+  it('--trace prints each event of the run on standard error as it happens', async () => {
+    const tools = await file('trace-tools.mjs', 'export const add = (a, b) => a + b\nexport const fail = async () => { throw new Error("down") }\n')
+    const program = await file('traced.js', 'console.log("hi")\nconst sum = add(1, 2)\ntry { await fail() } catch {}\nfinal_answer(sum)')
+    const run = await sesExec(['--trace', '--tools', tools, program])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('output: 3')
+    const lines = run.stderr.trim().split('\n')
+    expect(lines.map((line) => line.replace(/^\[\s*[\d.]+ ms\] /, '').split(' ')[0])).toEqual([
+      'run_start', 'console.log', 'tool_call', 'tool_result', 'tool_call', 'tool_result', 'final_answer', 'run_end',
+    ])
+    expect(lines[2]).toMatch(/tool_call #0 add\(1, 2\) \(line 2\)$/)
+    expect(lines[3]).toMatch(/tool_result #0 add -> 3 \(sync, [\d.]+ ms\)$/)
+    expect(lines[5]).toMatch(/tool_result #1 fail threw Error: down \(async, [\d.]+ ms\)$/)
+    expect(lines[7]).toMatch(/run_end final_answer \(2 tool calls, 0 operations, peak heap \d+ bytes\)$/)
+  })
+
+  it('--trace with --json puts the events in the result, and in the error of a failed run', async () => {
+    const ok = JSON.parse((await sesExec(['--trace', '--json', await file('t-ok.js', '1 + 1')])).stdout)
+    expect(ok.trace.map((event: { type: string }) => event.type)).toEqual(['run_start', 'run_end'])
+    const failed = await sesExec(['--trace', '--json', await file('t-fail.js', 'null.x')])
+    expect(failed.code).toBe(1)
+    const { error } = JSON.parse(failed.stdout)
+    expect(error.trace.at(-1)).toMatchObject({ type: 'run_end', outcome: 'error', error: { code: 'ERR_RUNTIME_EXCEPTION' } })
+  })
+
   it('--help lists every ExecutorOptions flag', async () => {
     const run = await sesExec(['--help'])
     expect(run.code).toBe(0)
-    for (const flag of ['--max-operations', '--timeout-ms', '--run-concurrency', '--max-queued-runs', '--authorized-imports', '--max-log-bytes', '--collect-console-levels', '--memory-limit-bytes', '--max-stack-bytes', '--max-canvas-size', '--module', '--tools', '--workspace', '--json']) {
+    for (const flag of ['--max-operations', '--timeout-ms', '--run-concurrency', '--max-queued-runs', '--authorized-imports', '--max-log-bytes', '--collect-console-levels', '--memory-limit-bytes', '--max-stack-bytes', '--max-canvas-size', '--module', '--tools', '--workspace', '--json', '--trace']) {
       expect(run.stdout).toContain(flag)
     }
   })

@@ -56,3 +56,15 @@ describe('examples/quickstart.mjs', () => {
     expect(printed).toContain('step 3 -> ERR_MAX_OPS_EXCEEDED - Max operations exceeded (10000)')
   })
 })
+
+describe('examples/trace.mjs', () => {
+  it('streams the events live and prints the trace of the step', () => {
+    const printed = node([join(root, 'examples', 'trace.mjs')])
+    expect(printed).toContain('live: run_start')
+    expect(printed).toContain("output: <title>https://example.com/lyon/0</title>")
+    expect(printed).toMatch(/call #0 search\("lyon",\{"limit":2\}\) at line 2/)
+    expect(printed).toMatch(/#1 -> "<title>https:\/\/example.com\/lyon\/0<\/title>" in [\d.]+ ms \(async\)/)
+    expect(printed).toContain('#2 threw translation service unavailable')
+    expect(printed).toContain('run_end: final_answer, 3 tool calls')
+  })
+})

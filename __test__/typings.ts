@@ -16,12 +16,14 @@ import {
   type PreparedProgram,
   type RunOptions,
   type RunStats,
+  type TraceEvent,
   CODE_AGENT_EXAMPLES,
   CODE_AGENT_SYSTEM_PROMPT,
   renderToolsPrompt,
   createRunJavaScriptTool,
   type RunJavaScriptToolResult,
 } from '../index.js'
+import { trace as otelTrace, type Tracer as OtelTracer } from '@opentelemetry/api'
 
 type Equals<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function assertType<T extends true>(): T | undefined {
@@ -117,6 +119,22 @@ assertType<Equals<CodeOutput['images'], CanvasImage[]>>()
 assertType<Equals<CanvasImage['mimeType'], 'image/png'>>()
 assertType<Equals<CanvasImage['data'], Uint8Array>>()
 assertType<Equals<ExecutorOptions['maxCanvasSize'], number | undefined>>()
+
+// Issue 17: the trace of a run, streamed events, and OpenTelemetry's own Tracer as `tracer`.
+assertType<Equals<CodeOutput['trace'], TraceEvent[] | undefined>>()
+assertType<Equals<ExecutorError['trace'], TraceEvent[] | undefined>>()
+assertType<Equals<RunOptions['trace'], boolean | undefined>>()
+const otelTracer: OtelTracer = otelTrace.getTracer('typings')
+const traced: ExecutorOptions = {
+  trace: true,
+  maxTraceBytes: 65536,
+  tracer: otelTracer,
+  onEvent: (event: TraceEvent) => {
+    if (event.type === 'tool_call') void event.args
+    if (event.type === 'run_end' && event.error) void (event.error.code satisfies ExecutorErrorCode)
+  },
+}
+void traced
 
 // §14: the prompt template, its examples, and tool signatures.
 const prompt: string = CODE_AGENT_SYSTEM_PROMPT

@@ -5,7 +5,8 @@
 //     node bench/instructions.mjs <addon.node> <workload> <iterations>
 //
 // runs W2, W3, W4, W5 or W9 (bench/workloads.mjs) `iterations` times on one executor after one
-// warm-up run. Valgrind's summary line ("Collected : N") counts every thread; the cost of one
+// warm-up run. `<addon.node>` may be `entry`: the package's JS entry (index.js), whose
+// SESExecutor adds the `tracer` option to the native class. Valgrind's summary line ("Collected : N") counts every thread; the cost of one
 // iteration is (count at k iterations - count at 0) / k, which removes Node's start-up and the
 // executor's creation. `--w5 N` sets W5's loop bound (default 300000: the full bound takes
 // minutes under valgrind and says nothing more).
@@ -23,7 +24,7 @@ if (!addon || !workload) {
   console.error('usage: node bench/instructions.mjs <addon.node> <W2|W3|W4|W5|W9> <iterations> [--w5 N]')
   process.exit(2)
 }
-const { SESExecutor } = createRequire(import.meta.url)(addon)
+const { SESExecutor } = createRequire(import.meta.url)(addon === 'entry' ? '../index.js' : addon)
 const sources = guest(Number(values.w5))
 const tools = Object.fromEntries(Object.entries(makeTools()).map(([name, tool]) => [name, tool.fn]))
 

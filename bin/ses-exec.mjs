@@ -43,6 +43,10 @@ Output:
   --json                      print the result (or error) as one JSON object (image data
                               as base64)
   --images DIR                write each canvas a run draws to DIR as a PNG file
+  --trace                     print each run's trace to standard error as it happens (run
+                              start and end, tool calls with arguments and results,
+                              final_answer, console entries); with --json, the result (or
+                              error) object carries the events as "trace"
   -h, --help                  show this help
   -v, --version               show the package version
 
@@ -67,6 +71,7 @@ const OPTION_SPEC = {
   tools: { type: 'string' },
   workspace: { type: 'string' },
   json: { type: 'boolean' },
+  trace: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 }
@@ -174,7 +179,45 @@ async function saveImages(dir, images, prefix) {
 }
 
 function errorJson(error) {
-  return { error: { code: error.code, message: error.message, severity: error.severity, retryable: error.retryable, details: error.details, logs: error.logs } }
+  return { error: { code: error.code, message: error.message, severity: error.severity, retryable: error.retryable, details: error.details, logs: error.logs, trace: error.trace } }
+}
+
+/** A value of a trace event on one line, kept short. */
+const brief = (value) => {
+  const text = inspect(value, { depth: 2, breakLength: Infinity, maxArrayLength: 10, maxStringLength: 80 })
+  return text.length > 160 ? `${text.slice(0, 159)}…` : text
+}
+
+const where = (event) => (event.line === undefined ? '' : ` (line ${event.line})`)
+
+/** One trace event (TraceEvent, index.d.ts) as one line of text, for `--trace`. */
+export function describeEvent(event) {
+  const at = `[${event.at.toFixed(2).padStart(8)} ms]`
+  switch (event.type) {
+    case 'run_start':
+      return `${at} run_start ${event.codeBytes} bytes of code`
+    case 'tool_call': {
+      const args = event.args === undefined ? '(arguments left out: trace budget)' : `(${event.args.map(brief).join(', ')})`
+      return `${at} tool_call #${event.call} ${event.tool}${args}${where(event)}`
+    }
+    case 'tool_result': {
+      const how = `${event.async ? 'async' : 'sync'}, ${event.durationMs.toFixed(2)} ms`
+      if (!event.ok) return `${at} tool_result #${event.call} ${event.tool} threw ${event.error.name}: ${event.error.message} (${how})`
+      const result = event.truncated ? '(result left out: trace budget)' : brief(event.result)
+      return `${at} tool_result #${event.call} ${event.tool} -> ${result} (${how})`
+    }
+    case 'console':
+      return `${at} console.${event.level} (entry ${event.entry})`
+    case 'final_answer':
+      return `${at} final_answer${where(event)}`
+    case 'run_end': {
+      const outcome = event.error ? `error ${event.error.code}: ${event.error.message}` : event.outcome
+      const dropped = event.droppedEvents > 0 ? `, ${event.droppedEvents} events dropped` : ''
+      return `${at} run_end ${outcome} (${event.toolCalls} tool calls, ${event.operations} operations, peak heap ${event.peakHeapBytes} bytes${dropped})`
+    }
+    default:
+      return `${at} ${event.type}`
+  }
 }
 
 /** Runs one program and prints its result; returns the exit code. */
@@ -300,8 +343,11 @@ export async function main(argv, { stdout = process.stdout } = {}) {
   const onLog = values.json ? undefined : (entry) => {
     (entry.level === 'warn' || entry.level === 'error' ? process.stderr : stdout).write(`${entry.message}\n`)
   }
+  // --trace: events as they happen (human output), or recorded in the JSON result.
+  const onEvent = values.trace && !values.json ? (event) => process.stderr.write(`${describeEvent(event)}\n`) : undefined
+  const trace = Boolean(values.trace && values.json)
   const create = async () => {
-    const executor = await SESExecutor.create({ ...options, onLog })
+    const executor = await SESExecutor.create({ ...options, onLog, onEvent, trace })
     if (Object.keys(tools).length > 0) await executor.sendTools(tools)
     return executor
   }

@@ -7,7 +7,6 @@
 // renders `{{{tools_prompt}}}` as Python `def`s, `final_answer` included. So the executor gets
 // the tool objects here, once (`sendTools` merges, and CodeAgent's empty record adds nothing),
 // and the §14 system prompt arrives with the tools' JavaScript signatures already in place.
-const { loadBinding } = require('./load-binding.cjs')
 
 /** Markdown fences: what models write around JavaScript unprompted. */
 const DEFAULT_CODE_BLOCK_TAGS = ['```js', '```']
@@ -22,7 +21,8 @@ const FINAL_ANSWER = {
 
 async function codeAgentSetup(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('codeAgentSetup(options): options must be an object')
-  const { SESExecutor, renderToolsPrompt, CODE_AGENT_SYSTEM_PROMPT } = loadBinding()
+  const { binding, SESExecutor } = require('./executor.cjs')
+  const { renderToolsPrompt, CODE_AGENT_SYSTEM_PROMPT } = binding
   const tools = toolRecord(options.tools ?? [])
   const executorOptions = options.executorOptions ?? {}
   const codeBlockTags = fences(options.codeBlockTags ?? DEFAULT_CODE_BLOCK_TAGS)

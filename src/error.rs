@@ -93,6 +93,8 @@ pub struct ExecutorError {
     /// Whether trying again can succeed: the code's column of §8.2, decided per failure for its
     /// "Depends" rows (a tool's own say; a run cut short by the executor's shutdown is not).
     pub retryable: bool,
+    /// The run's events up to its end, when the run was traced (issue 17).
+    pub trace: Option<Vec<crate::trace::TraceEvent>>,
 }
 
 impl ExecutorError {
@@ -114,6 +116,7 @@ impl ExecutorError {
             message,
             details: Map::new(),
             logs: None,
+            trace: None,
             retryable: code.retryable(),
         }
     }
@@ -126,6 +129,7 @@ impl ExecutorError {
             message,
             details: Map::new(),
             logs: None,
+            trace: None,
             retryable: code.retryable(),
         }
     }
@@ -277,6 +281,12 @@ impl ExecutorError {
     /// Attaches the run's logs.
     pub fn with_logs(mut self, logs: String) -> Self {
         self.logs = Some(logs);
+        self
+    }
+
+    /// Attaches a traced run's events.
+    pub fn with_trace(mut self, trace: Vec<crate::trace::TraceEvent>) -> Self {
+        self.trace = Some(trace);
         self
     }
 }

@@ -15,6 +15,7 @@ pub mod options;
 pub mod program;
 pub mod prompt;
 pub mod tool_args;
+pub mod trace;
 pub mod value;
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use std::time::Instant;
 use ses_executor::engine::host::{Host, ToolCall, ToolFailure};
 use ses_executor::engine::RunAbort;
 use ses_executor::error::{ErrorCode, ExecutorError};
-use ses_executor::executor::{Executor, ExecutorState, RunOutput};
+use ses_executor::executor::{Executor, ExecutorState, RunOutput, Tracing};
 use ses_executor::options::Options;
 use ses_executor::value::Value;
 use tokio::sync::Mutex;
@@ -149,7 +149,7 @@ async fn ready() -> Executor {
 
 async fn run(executor: &Executor, code: &str) -> Result<RunOutput, ExecutorError> {
     executor
-        .run(code.into(), RunAbort::new(), None)
+        .run(code.into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
 }

@@ -26,6 +26,9 @@ use super::inbox::SPIN;
 use super::reflect::refused_allocations;
 use super::state::{RunState, Stop};
 use super::{Command, EngineInbox};
+use crate::tool_args::named_inputs;
+use crate::trace::ToolOutcome;
+use crate::value::Value;
 
 /// The resolving functions of the promise a pending call handed to the sandbox.
 struct Awaiting {
@@ -34,6 +37,17 @@ struct Awaiting {
     tool: String,
     /// When the call was made, for [`Bridge::end_run`]'s tool time.
     started: Instant,
+    /// The call's number in the run's trace, when it is traced.
+    call: Option<u64>,
+}
+
+/// A call as its answer arrives: its number in the trace, when it was made, and whether the tool
+/// returned a promise.
+#[derive(Clone, Copy)]
+struct Answered {
+    call: Option<u64>,
+    started: Instant,
+    asynchronous: bool,
 }
 
 /// How waiting for a message ended.
@@ -68,6 +82,8 @@ pub(super) struct Bridge {
     tool_errors: RefCell<Vec<(Persistent<Object<'static>>, String, ToolFailure)>>,
     /// Time the run's answered calls took.
     tool_time: Cell<Duration>,
+    /// The input names of the tools that take one object of named inputs, by tool.
+    inputs: RefCell<HashMap<String, Rc<[String]>>>,
 }
 
 impl Bridge {
@@ -82,6 +98,34 @@ impl Bridge {
             awaiting: RefCell::new(HashMap::new()),
             tool_errors: RefCell::new(Vec::new()),
             tool_time: Cell::new(Duration::ZERO),
+            inputs: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// Sets how `tool` takes its arguments: as they are, or (with `inputs`) as one object of
+    /// named inputs.
+    pub(super) fn set_inputs(&self, tool: &str, inputs: Option<&[String]>) {
+        let mut named = self.inputs.borrow_mut();
+        match inputs {
+            Some(inputs) => {
+                named.insert(tool.to_owned(), Rc::from(inputs));
+            }
+            None => {
+                named.remove(tool);
+            }
+        }
+    }
+
+    /// The arguments as `tool` receives them: named for a tool with inputs (see
+    /// [`named_inputs`]), as they are otherwise.
+    fn normalise(&self, tool: &str, args: Vec<Value>) -> Vec<Value> {
+        let named = self.inputs.borrow();
+        if named.is_empty() {
+            return args;
+        }
+        match named.get(tool) {
+            Some(inputs) => vec![named_inputs(inputs, args)],
+            None => args,
         }
     }
 
@@ -164,7 +208,12 @@ impl Bridge {
             ) {
                 Ok(value) => copied.push(value),
                 Err(error) => {
-                    return Err(self.throw_failure(ctx, tool, ToolFailure::new(error.to_string())))
+                    // The call never reaches the host: the trace shows the arguments copied so
+                    // far and the refusal, which names the argument.
+                    let failure = ToolFailure::new(error.to_string());
+                    let call = state.record_call(ctx, tool, &copied);
+                    state.record_result(call, tool, Instant::now(), false, || failed(&failure));
+                    return Err(self.throw_failure(ctx, tool, failure));
                 }
             }
         }
@@ -175,8 +224,12 @@ impl Bridge {
                 "the arguments of {tool} could not be copied: {}",
                 out_of_memory()
             ));
+            let call = state.record_call(ctx, tool, &copied);
+            state.record_result(call, tool, Instant::now(), false, || failed(&failure));
             return Err(self.throw_failure(ctx, tool, failure));
         }
+        let copied = self.normalise(tool, copied);
+        let call = state.record_call(ctx, tool, &copied);
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         let started = Instant::now();
@@ -189,17 +242,22 @@ impl Bridge {
             match self.wait(state) {
                 Waited::Stopped => return Err(throw_stop(ctx)),
                 Waited::Answer(answer_id, answer) if answer_id == id => {
-                    if !matches!(answer, ToolAnswer::Pending) {
-                        self.add_tool_time(started);
-                    }
-                    return match answer {
-                        ToolAnswer::Returned(Ok(value)) => self.copy_in(ctx, tool, &value),
-                        ToolAnswer::Returned(Err(failure)) | ToolAnswer::Settled(Err(failure)) => {
-                            Err(self.throw_failure(ctx, tool, failure))
+                    let (result, asynchronous) = match answer {
+                        ToolAnswer::Pending => {
+                            return self.promise_for(ctx, id, tool, started, call)
                         }
-                        ToolAnswer::Settled(Ok(value)) => self.copy_in(ctx, tool, &value),
-                        ToolAnswer::Pending => self.promise_for(ctx, id, tool, started),
+                        ToolAnswer::Returned(result) => (result, false),
+                        ToolAnswer::Settled(result) => (result, true),
                     };
+                    self.add_tool_time(started);
+                    let answered = Answered {
+                        call,
+                        started,
+                        asynchronous,
+                    };
+                    return self
+                        .accept(ctx, state, tool, answered, result)
+                        .map_err(|failure| self.throw_failure(ctx, tool, failure));
                 }
                 Waited::Answer(other, ToolAnswer::Settled(result)) => {
                     self.settled.borrow_mut().push_back((other, result));
@@ -264,21 +322,16 @@ impl Bridge {
             return Next::Settled;
         };
         self.add_tool_time(awaiting.started);
-        let settled = match result {
-            Ok(value) => match from_value(ctx, &value) {
-                Ok(value) => awaiting
-                    .resolve
-                    .restore(ctx)
-                    .and_then(|resolve| resolve.call::<_, ()>((value,))),
-                Err(_) => self.reject_with(
-                    ctx,
-                    &awaiting,
-                    ToolFailure::of_host(format!(
-                        "the result of {} cannot be copied into the sandbox",
-                        awaiting.tool
-                    )),
-                ),
-            },
+        let answered = Answered {
+            call: awaiting.call,
+            started: awaiting.started,
+            asynchronous: true,
+        };
+        let settled = match self.accept(ctx, state, &awaiting.tool, answered, result) {
+            Ok(value) => awaiting
+                .resolve
+                .restore(ctx)
+                .and_then(|resolve| resolve.call::<_, ()>((value,))),
             Err(failure) => self.reject_with(ctx, &awaiting, failure),
         };
         if settled.is_err() {
@@ -329,21 +382,49 @@ impl Bridge {
         }
     }
 
+    /// What the sandbox gets from a tool's answer: its value copied in, or the failure (the
+    /// tool's, or the copy's); either is recorded in the run's trace.
+    fn accept<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        state: &RunState,
+        tool: &str,
+        answered: Answered,
+        result: ToolResult,
+    ) -> Result<JsValue<'js>, ToolFailure> {
+        let Answered {
+            call,
+            started,
+            asynchronous,
+        } = answered;
+        let accepted = result.and_then(|value| {
+            let copied = self.copy_in(ctx, tool, &value);
+            if copied.is_ok() {
+                state.record_result(call, tool, started, asynchronous, || {
+                    ToolOutcome::Returned(Some(value))
+                });
+            }
+            copied
+        });
+        if let Err(failure) = &accepted {
+            state.record_result(call, tool, started, asynchronous, || failed(failure));
+        }
+        accepted
+    }
+
+    /// The tool's result as a sandbox value, or the failure the sandbox sees when it cannot be
+    /// copied in.
     fn copy_in<'js>(
         &self,
         ctx: &Ctx<'js>,
         tool: &str,
-        value: &crate::value::Value,
-    ) -> rquickjs::Result<JsValue<'js>> {
+        value: &Value,
+    ) -> Result<JsValue<'js>, ToolFailure> {
         from_value(ctx, value).map_err(|_| {
             ctx.catch();
-            self.throw_failure(
-                ctx,
-                tool,
-                ToolFailure::of_host(format!(
-                    "the result of {tool} cannot be copied into the sandbox"
-                )),
-            )
+            ToolFailure::of_host(format!(
+                "the result of {tool} cannot be copied into the sandbox"
+            ))
         })
     }
 
@@ -353,6 +434,7 @@ impl Bridge {
         id: u64,
         tool: &str,
         started: Instant,
+        call: Option<u64>,
     ) -> rquickjs::Result<JsValue<'js>> {
         let (promise, resolve, reject) = ctx.promise()?;
         self.awaiting.borrow_mut().insert(
@@ -362,6 +444,7 @@ impl Bridge {
                 reject: Persistent::save(ctx, reject),
                 tool: tool.to_owned(),
                 started,
+                call,
             },
         );
         Ok(promise.into_value())
@@ -404,5 +487,13 @@ impl Bridge {
             failure,
         ));
         Ok(error)
+    }
+}
+
+/// A failure as the trace shows it.
+fn failed(failure: &ToolFailure) -> ToolOutcome {
+    ToolOutcome::Failed {
+        name: failure.name.clone(),
+        message: failure.message.clone(),
     }
 }

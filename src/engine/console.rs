@@ -90,6 +90,11 @@ impl LogBuffer {
         true
     }
 
+    /// How many entries were kept.
+    pub fn kept(&self) -> usize {
+        self.entries.len()
+    }
+
     /// The entry pushed last.
     pub fn last_entry(&self) -> Option<LogEntry> {
         self.entries.last().map(|(level, at, range)| LogEntry {

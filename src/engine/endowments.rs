@@ -11,21 +11,23 @@ use rquickjs::Ctx;
 use super::bridge::Bridge;
 use super::convert::from_value;
 use super::globals::define_hardened;
+use super::host::ToolSpec;
 use super::reflect::has_global_lexical;
 use super::state::RunState;
 use crate::value::Value;
 
 /// Installs a global function for each tool name not installed yet. A name already installed
 /// keeps its global: the host decides which function a name reaches, so re-sending a tool
-/// replaces it without touching the sandbox.
+/// replaces it without touching the sandbox (the bridge takes its new inputs, if any).
 pub(super) fn define_tools<'js>(
     ctx: &Ctx<'js>,
-    names: &[String],
+    tools: &[ToolSpec],
     installed: &mut Vec<String>,
     bridge: &Rc<Bridge>,
     state: &Rc<RunState>,
 ) -> Result<(), String> {
-    for name in names {
+    for ToolSpec { name, inputs } in tools {
+        bridge.set_inputs(name, inputs.as_deref());
         if installed.contains(name) {
             continue;
         }
@@ -98,7 +100,7 @@ mod tests {
         };
         let tool = refused(
             engine
-                .define_tools(vec!["search".into()])
+                .define_tools(vec![String::from("search").into()])
                 .blocking_recv()
                 .unwrap(),
         );

@@ -4,12 +4,13 @@
 
 use rquickjs::{Ctx, Value as JsValue};
 
+use super::frames::first_script_position;
 use super::host::ToolFailure;
 use super::inspect;
 use super::reflect::refused_allocations;
 use super::{EngineError, SourcePosition};
 use crate::diagnostic::Location;
-use crate::program::{PreparedProgram, SCRIPT_NAME};
+use crate::program::PreparedProgram;
 
 /// The failure of an operation during which the heap refused an allocation (see
 /// [`refused_allocations`]).
@@ -169,41 +170,4 @@ fn position(location: Location, program: &PreparedProgram) -> Option<SourcePosit
         location,
         source_line,
     })
-}
-
-/// The `line:column` of the first stack frame in the transformed script
-/// (`    at f (agent.js:3:9)`).
-fn first_script_position(stack: &str) -> Option<(u32, u32)> {
-    let marker = format!("{SCRIPT_NAME}:");
-    stack.lines().find_map(|frame| {
-        let start = frame.find(&marker)? + marker.len();
-        let mut numbers = frame[start..]
-            .split(|c: char| !c.is_ascii_digit())
-            .filter(|part| !part.is_empty());
-        let line = numbers.next()?.parse().ok()?;
-        let column = numbers.next()?.parse().ok()?;
-        Some((line, column))
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::first_script_position;
-
-    #[test]
-    fn the_first_frame_in_the_script_gives_the_position() {
-        let stack = "    at f (agent.js:3:9)\n    at <eval> (agent.js:10:1)\n";
-        assert_eq!(first_script_position(stack), Some((3, 9)));
-    }
-
-    #[test]
-    fn frames_of_native_functions_are_skipped() {
-        let stack = "    at map (native)\n    at <eval> (agent.js:2:14)\n";
-        assert_eq!(first_script_position(stack), Some((2, 14)));
-    }
-
-    #[test]
-    fn a_stack_without_script_frames_gives_nothing() {
-        assert_eq!(first_script_position("    at <anonymous> (native)\n"), None);
-    }
 }

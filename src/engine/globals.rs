@@ -13,11 +13,13 @@ use rquickjs::object::Property;
 use rquickjs::{Ctx, Exception, Function, Object, Result, Value as JsValue};
 
 use super::convert::{to_value, Uncopyable};
+use super::frames::call_site;
 use super::inspect;
 use super::reflect::{install_loop_guard, LoopTrip, Reflect};
 use super::state::{RunResult, RunState, Stop};
 use crate::options::LogLevel;
 use crate::program::{FINAL_ANSWER, RESULT_FUNCTION};
+use crate::trace::TraceKind;
 use crate::value::Value;
 
 /// Installs every binding in `ctx`'s global object.
@@ -63,6 +65,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
                     .map_or(Value::Undefined, |value| copy_out(&ctx, &value));
                 *answer_state.final_answer.borrow_mut() = Some(copied);
                 answer_state.stop_with(Stop::FinalAnswer);
+                answer_state.record_here(&ctx, |at| TraceKind::FinalAnswer { at });
             }
             Err(throw_stop(&ctx))
         },
@@ -145,12 +148,6 @@ pub(super) fn named_error<'js>(ctx: &Ctx<'js>, name: &str, message: &str) -> Res
     let error = Exception::from_message(ctx.clone(), message)?.into_object();
     error.set("name", name)?;
     Ok(error)
-}
-
-/// The stack of the calling code, from an error made for the purpose; only asked when a run's
-/// result is a Promise.
-fn call_site(ctx: &Ctx<'_>) -> Option<String> {
-    Exception::from_message(ctx.clone(), "").ok()?.stack()
 }
 
 /// Copies an output or a final answer; Describe mode never fails, but stays total if it did.

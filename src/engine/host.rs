@@ -30,11 +30,36 @@ pub trait Host: Send + Sync + 'static {
     fn log(&self, _entry: LogEntry) {}
 }
 
+/// A tool the host offers the sandbox: its name, and for a smolagents tool object the names of
+/// its inputs, in order. Such a tool's `forward` takes one object of named inputs: the engine
+/// names the sandbox's arguments (`crate::tool_args`), so that the host, and the run's trace,
+/// get exactly what `forward` receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub inputs: Option<Vec<String>>,
+}
+
+impl From<String> for ToolSpec {
+    /// A plain function: called with the sandbox's arguments as they are.
+    fn from(name: String) -> Self {
+        Self { name, inputs: None }
+    }
+}
+
+impl From<&str> for ToolSpec {
+    /// A plain function: called with the sandbox's arguments as they are.
+    fn from(name: &str) -> Self {
+        name.to_owned().into()
+    }
+}
+
 /// One tool call from the sandbox.
 #[derive(Debug)]
 pub struct ToolCall {
     pub tool: String,
-    /// The arguments, copied out of the sandbox.
+    /// The arguments, copied out of the sandbox (named, for a tool with inputs: see
+    /// [`ToolSpec`]).
     pub args: Vec<Value>,
     pub reply: ToolReply,
 }

@@ -11,6 +11,7 @@ mod console;
 mod convert;
 mod endowments;
 mod failure;
+mod frames;
 mod globals;
 mod heap;
 pub mod host;
@@ -31,6 +32,7 @@ mod state;
 #[cfg(test)]
 pub mod testing;
 mod timers;
+mod trace;
 mod worker;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +50,7 @@ use stack::PROGRAM_STACK_BYTES;
 pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
 pub use heap::memory_freed;
 pub use pool::{set_threads, stats as pool_stats, PoolStats, MAX_THREADS, THREADS_VARIABLE};
+pub use trace::TraceRecord;
 pub use worker::live as live_engines;
 
 /// Whether runs compile the loop guard into their loops; only [`loop_guards_for_benchmarks`]
@@ -103,6 +106,8 @@ pub struct RunRequest {
     pub log_levels: Vec<LogLevel>,
     pub max_log_bytes: usize,
     pub abort: RunAbort,
+    /// Whether to record and stream the run's events (off by default).
+    pub trace: crate::trace::TraceRequest,
     /// The run's input, bound as the global `input` for this run only (`input.rs`); `None`
     /// binds nothing.
     pub input: Option<Value>,
@@ -118,6 +123,10 @@ impl RunRequest {
             log_levels: options.collect_console_levels.clone(),
             max_log_bytes: options.max_log_bytes,
             abort,
+            trace: crate::trace::TraceRequest {
+                max_bytes: options.max_trace_bytes,
+                ..crate::trace::TraceRequest::default()
+            },
             input: None,
         }
     }
@@ -223,6 +232,8 @@ pub struct RunReport {
     /// The `WARNING` and `INFO` diagnostics of the code that ran (§8.3); a refused run carries
     /// all of its diagnostics in its error instead.
     pub diagnostics: Vec<Diagnostic>,
+    /// The run's events (all but its end, which the executor adds), when it was traced.
+    pub trace: Option<TraceRecord>,
 }
 
 impl RunReport {
@@ -235,6 +246,7 @@ impl RunReport {
             dirty,
             stats: RunStats::default(),
             diagnostics: Vec::new(),
+            trace: None,
         }
     }
 }
@@ -322,7 +334,10 @@ enum Command {
         oneshot::Sender<Result<(), EngineError>>,
     ),
     Run(RunRequest, oneshot::Sender<RunReport>),
-    DefineTools(Vec<String>, oneshot::Sender<Result<(), EngineError>>),
+    DefineTools(
+        Vec<host::ToolSpec>,
+        oneshot::Sender<Result<(), EngineError>>,
+    ),
     SetVariables(
         Vec<(String, Value)>,
         oneshot::Sender<Result<(), EngineError>>,
@@ -379,10 +394,13 @@ impl Engine {
         receiver
     }
 
-    /// Installs the named tools as sandbox globals that call the host (§7.4).
-    pub fn define_tools(&self, names: Vec<String>) -> oneshot::Receiver<Result<(), EngineError>> {
+    /// Installs the tools as sandbox globals that call the host (§7.4).
+    pub fn define_tools(
+        &self,
+        tools: Vec<host::ToolSpec>,
+    ) -> oneshot::Receiver<Result<(), EngineError>> {
         let (reply, receiver) = oneshot::channel();
-        self.inbox.post(Command::DefineTools(names, reply));
+        self.inbox.post(Command::DefineTools(tools, reply));
         receiver
     }
 

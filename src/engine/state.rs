@@ -11,8 +11,10 @@ use std::time::Instant;
 use super::console::LogBuffer;
 use super::host::Host;
 use super::reflect::LoopGuard;
+use super::trace::Recorder;
 use super::RunAbort;
 use crate::options::LogLevel;
+use crate::trace::{ToolOutcome, TraceKind};
 use crate::value::Value;
 
 /// Why user code must stop running. Once set, every guard, console and output call throws an
@@ -69,6 +71,8 @@ pub struct RunState {
     pub logs: RefCell<LogBuffer>,
     /// The current run's abort handle.
     pub abort: RefCell<Option<RunAbort>>,
+    /// The current run's trace, when it asked for one.
+    pub trace: RefCell<Option<Recorder>>,
     /// The host, when it wants log entries as they are written.
     log_stream: Option<Arc<dyn Host>>,
     /// Set from other threads when the executor is dropped or cleaned up.
@@ -87,6 +91,7 @@ impl RunState {
             final_answer: RefCell::new(None),
             logs: RefCell::new(LogBuffer::new(LogLevel::ALL.to_vec(), 0)),
             abort: RefCell::new(None),
+            trace: RefCell::new(None),
             log_stream: host.streams_logs().then(|| Arc::clone(host)),
             shutdown,
         }
@@ -121,6 +126,67 @@ impl RunState {
             if let Some(entry) = logs.last_entry() {
                 host.log(entry);
             }
+        }
+        let entry = logs.kept() - 1;
+        drop(logs);
+        self.record(|| TraceKind::Console { level, entry });
+    }
+
+    /// Adds an event to the run's trace, if it has one; `event` is only made then.
+    pub fn record(&self, event: impl FnOnce() -> TraceKind) {
+        if let Some(recorder) = self.trace.borrow_mut().as_mut() {
+            recorder.push(event());
+        }
+    }
+
+    /// Records a tool call with its arguments (copied again for the trace); returns its number
+    /// in the trace, or `None` when the run is not traced.
+    pub fn record_call(&self, ctx: &rquickjs::Ctx<'_>, tool: &str, args: &[Value]) -> Option<u64> {
+        let mut trace = self.trace.borrow_mut();
+        let recorder = trace.as_mut()?;
+        let call = recorder.next_call();
+        let at = recorder.caller(ctx);
+        let args = recorder.copy_args(args);
+        recorder.push(TraceKind::ToolCall {
+            call,
+            tool: tool.to_owned(),
+            args,
+            at,
+        });
+        Some(call)
+    }
+
+    /// Records the answer to traced call `call` (made at `started`); `outcome` is only made
+    /// for a traced call.
+    pub fn record_result(
+        &self,
+        call: Option<u64>,
+        tool: &str,
+        started: Instant,
+        asynchronous: bool,
+        outcome: impl FnOnce() -> ToolOutcome,
+    ) {
+        let Some(call) = call else {
+            return;
+        };
+        self.record(|| TraceKind::ToolResult {
+            call,
+            tool: tool.to_owned(),
+            outcome: outcome(),
+            duration: started.elapsed(),
+            asynchronous,
+        });
+    }
+
+    /// Adds an event that names the user's line of the calling sandbox code.
+    pub fn record_here(
+        &self,
+        ctx: &rquickjs::Ctx<'_>,
+        event: impl FnOnce(Option<crate::diagnostic::Location>) -> TraceKind,
+    ) {
+        if let Some(recorder) = self.trace.borrow_mut().as_mut() {
+            let at = recorder.caller(ctx);
+            recorder.push(event(at));
         }
     }
 

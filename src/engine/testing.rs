@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::host::{Host, ToolCall, ToolFailure, ToolResult};
+use super::host::{Host, ToolCall, ToolFailure, ToolResult, ToolSpec};
 use super::{Engine, EngineConfig, RunAbort, RunReport, RunRequest};
 use crate::options::Options;
 use crate::value::Value;
@@ -85,7 +85,11 @@ pub fn engine_with(host: FakeHost, options: &Options) -> Engine {
     let names: Vec<String> = host.tools.keys().cloned().collect();
     let (engine, ready) = Engine::start(EngineConfig::from(options), Arc::new(host));
     ready.blocking_recv().unwrap().unwrap();
-    engine.define_tools(names).blocking_recv().unwrap().unwrap();
+    engine
+        .define_tools(names.into_iter().map(ToolSpec::from).collect())
+        .blocking_recv()
+        .unwrap()
+        .unwrap();
     engine
 }
 

@@ -449,7 +449,7 @@ fn tools_sent_after_sandbox_code_replaced_object_freeze_are_still_frozen() {
         &options(),
     ));
     engine
-        .define_tools(vec!["fresh".into()])
+        .define_tools(vec![String::from("fresh").into()])
         .blocking_recv()
         .unwrap()
         .unwrap();
@@ -739,4 +739,49 @@ fn messages_sent_while_a_run_waits_for_a_sync_tool_are_served_after_it() {
         EngineError::Stopped
     );
     assert_eq!(freed.blocking_recv(), Ok(()));
+}
+
+#[test]
+fn a_tool_with_inputs_receives_one_object_of_named_inputs_however_it_was_called() {
+    let echo = FakeHost::default().with(
+        "echo",
+        sync(|args| Ok(Value::Array(args.into_iter().map(Some).collect()))),
+    );
+    let engine = engine_with(echo, &options());
+    let spec = host::ToolSpec {
+        name: "echo".into(),
+        inputs: Some(vec!["a".into(), "b".into()]),
+    };
+    engine
+        .define_tools(vec![spec])
+        .blocking_recv()
+        .unwrap()
+        .unwrap();
+    let named = |a: f64, b: f64| {
+        Value::Array(vec![Some(Value::Object(vec![
+            ("a".into(), Value::Number(a)),
+            ("b".into(), Value::Number(b)),
+        ]))])
+    };
+    assert_eq!(
+        output(run_on(&engine, "echo(1, 2)", &options())),
+        named(1.0, 2.0)
+    );
+    assert_eq!(
+        output(run_on(&engine, "echo({ b: 4, a: 3 })", &options())),
+        Value::Array(vec![Some(Value::Object(vec![
+            ("b".into(), Value::Number(4.0)),
+            ("a".into(), Value::Number(3.0)),
+        ]))])
+    );
+    // Sent again as a plain function, it takes its arguments as they are.
+    engine
+        .define_tools(vec![String::from("echo").into()])
+        .blocking_recv()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        output(run_on(&engine, "echo(1, 2)", &options())),
+        Value::Array(vec![Some(Value::Number(1.0)), Some(Value::Number(2.0))])
+    );
 }

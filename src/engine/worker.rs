@@ -23,7 +23,7 @@ use super::endowments::{define_tools, set_variables};
 use super::failure::{endowed, never_settles, out_of_memory, runtime_error, tool_error};
 use super::globals::{self, copy_out};
 use super::heap::{self, HeapMeter, MeteredAllocator};
-use super::host::Host;
+use super::host::{Host, ToolSpec};
 use super::inbox::{Closed, Next};
 use super::input;
 use super::lockdown;
@@ -34,6 +34,7 @@ use super::script;
 use super::stack;
 use super::state::{RunResult, RunState, Stop};
 use super::timers::{self, Fired, Timers};
+use super::trace::Recorder;
 use super::{
     Command, Completion, EngineConfig, EngineError, EngineInbox, RunReport, RunRequest, RunStats,
     PROGRAM_STACK_BYTES,
@@ -247,8 +248,8 @@ impl Worker {
         }
         match command {
             Command::Run(request, reply) => self.run(inbox, request, reply),
-            Command::DefineTools(names, reply) => {
-                let _ = reply.send(self.define_tools(&names));
+            Command::DefineTools(tools, reply) => {
+                let _ = reply.send(self.define_tools(&tools));
             }
             Command::SetVariables(variables, reply) => {
                 let _ = reply.send(self.set_variables(&variables));
@@ -260,15 +261,15 @@ impl Worker {
         Handled::Continue
     }
 
-    fn define_tools(&mut self, names: &[String]) -> Result<(), EngineError> {
-        let (bridge, state, tools) = (
+    fn define_tools(&mut self, tools: &[ToolSpec]) -> Result<(), EngineError> {
+        let (bridge, state, installed) = (
             &self.bridge,
             &self.state,
             &mut self.program_context.tool_names,
         );
         self.context.with(|ctx| {
             let refused = refused_allocations(&ctx);
-            let defined = define_tools(&ctx, names, tools, bridge, state);
+            let defined = define_tools(&ctx, tools, installed, bridge, state);
             endowed(&ctx, refused, defined)
         })
     }
@@ -289,31 +290,36 @@ impl Worker {
     ) {
         let started = Instant::now();
         request.abort.mark_started(started);
+        *self.state.trace.borrow_mut() =
+            Recorder::start(&request.trace, started, request.code.len());
+        let refuse = |error: EngineError, dirty: bool| {
+            let mut report = RunReport::refused(error, dirty);
+            report.stats.wall_time = started.elapsed();
+            report.trace = self.state.trace.take().map(Recorder::finish);
+            report
+        };
         if request.abort.is_aborted() {
-            let _ = reply.send(RunReport::refused(
-                EngineError::Aborted { started: false },
-                self.dirty,
-            ));
+            let _ = reply.send(refuse(EngineError::Aborted { started: false }, self.dirty));
             return;
         }
         if self.dirty {
-            let _ = reply.send(RunReport::refused(EngineError::Dirty, true));
+            let _ = reply.send(refuse(EngineError::Dirty, true));
             return;
         }
         let program =
             program::prepare_safely(&request.code, &self.program_context, PROGRAM_STACK_BYTES);
         if program.is_blocked() {
-            let _ = reply.send(RunReport::refused(
-                EngineError::Invalid(program.diagnostics),
-                false,
-            ));
+            let _ = reply.send(refuse(EngineError::Invalid(program.diagnostics), false));
             return;
         }
         if let Some(value) = &request.input {
             if let Err(message) = self.context.with(|ctx| input::bind(&ctx, value)) {
-                let _ = reply.send(RunReport::refused(EngineError::Endowment(message), false));
+                let _ = reply.send(refuse(EngineError::Endowment(message), false));
                 return;
             }
+        }
+        if let Some(recorder) = self.state.trace.borrow_mut().as_mut() {
+            recorder.set_positions(program.positions.clone());
         }
         let deadline = started + Duration::from_millis(request.timeout_ms);
         self.state.begin(
@@ -440,6 +446,7 @@ impl Worker {
             logs: self.state.logs.borrow_mut().take(),
             dirty,
             diagnostics,
+            trace: self.state.trace.take().map(Recorder::finish),
             stats: RunStats {
                 wall_time: started.elapsed(),
                 tool_time,

@@ -38,7 +38,7 @@ async fn a_run_whose_engine_thread_is_stuck_is_answered_at_the_deadline_plus_the
         .unwrap();
     let started = Instant::now();
     let error = executor
-        .run("hold()".into(), RunAbort::new(), None)
+        .run("hold()".into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
         .unwrap_err();
@@ -87,8 +87,8 @@ async fn a_queued_run_is_not_answered_before_its_own_deadline() {
         .send_tools(vec!["hold".into()], || {})
         .await
         .unwrap();
-    let first = executor.run("hold()".into(), RunAbort::new(), None);
-    let second = executor.run("2".into(), RunAbort::new(), None);
+    let first = executor.run("hold()".into(), RunAbort::new(), None, Tracing::default());
+    let second = executor.run("2".into(), RunAbort::new(), None, Tracing::default());
     let (first, second) = tokio::join!(first, second);
     let first = first.finish().unwrap_err();
     assert_eq!(
@@ -106,7 +106,12 @@ async fn runs_that_end_in_time_are_answered_by_the_engine() {
     let executor = stuck_executor(10_000);
     executor.init().await.finish().unwrap();
     let output = executor
-        .run("[1, 2].map((n) => n * 3)".into(), RunAbort::new(), None)
+        .run(
+            "[1, 2].map((n) => n * 3)".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
         .await
         .finish()
         .unwrap();
@@ -116,4 +121,59 @@ async fn runs_that_end_in_time_are_answered_by_the_engine() {
     );
     assert_eq!(executor.state(), ExecutorState::Ready);
     executor.cleanup().await.unwrap();
+}
+
+#[derive(Default)]
+struct Collected(std::sync::Mutex<Vec<TraceEvent>>);
+
+impl EventSink for Collected {
+    fn event(&self, event: TraceEvent) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(event);
+    }
+}
+
+#[tokio::test]
+async fn a_traced_run_answered_without_its_engine_ends_its_trace_and_stream_there() {
+    let executor = stuck_executor(100);
+    executor.init().await.finish().unwrap();
+    executor
+        .send_tools(vec!["hold".into()], || {})
+        .await
+        .unwrap();
+    let streamed = Arc::new(Collected::default());
+    let tracing = Tracing {
+        record: Some(true),
+        sink: Some(Arc::clone(&streamed) as Arc<dyn EventSink>),
+    };
+    let error = executor
+        .run("hold()".into(), RunAbort::new(), None, tracing)
+        .await
+        .finish()
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::ExecTimeout);
+    let trace = error.trace.expect("traced");
+    assert!(matches!(
+        trace.as_slice(),
+        [TraceEvent {
+            kind: TraceKind::RunEnd(RunEnd {
+                error: Some(("ERR_EXEC_TIMEOUT", _)),
+                ..
+            }),
+            ..
+        }]
+    ));
+    // The engine thread records the call's result once the tool lets go of it: the stream,
+    // ended, does not pass it on.
+    executor.cleanup().await.unwrap();
+    let kinds: Vec<bool> = streamed
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|event| matches!(event.kind, TraceKind::RunEnd(_)))
+        .collect();
+    assert_eq!(kinds, [false, false, true], "run_start, tool_call, run_end");
 }

@@ -16,16 +16,17 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crate::diagnostic::Diagnostic;
-use crate::engine::host::Host;
+use crate::engine::host::{Host, ToolSpec};
 use crate::engine::{
     Completion, Engine, EngineConfig, EngineError, LogEntry, RunAbort, RunReport, RunRequest,
-    RunStats, SourcePosition,
+    RunStats, SourcePosition, TraceRecord,
 };
 use crate::error::ExecutorError;
 use crate::options::rules::log_budget_too_small;
 use crate::options::{Options, RunConcurrency};
 use crate::program::rules::{import_allowed, static_import_in_script_mode};
 use crate::program::{FINAL_ANSWER, INTERNAL_PREFIX};
+use crate::trace::{EventSink, RunEnd, RunOutcome, RunStream, TraceEvent, TraceKind};
 use crate::value::Value;
 
 pub use state::ExecutorState;
@@ -44,6 +45,18 @@ pub struct RunOutput {
     pub diagnostics: Vec<Diagnostic>,
     /// The canvases the run drew on, as PNG images in creation order.
     pub images: Vec<crate::canvas::Image>,
+    /// The run's events, its end last, when it was traced.
+    pub trace: Option<Vec<TraceEvent>>,
+}
+
+/// What a run's trace should do (issue 17): keep the events for the result, stream them, both
+/// or neither.
+#[derive(Clone, Default)]
+pub struct Tracing {
+    /// Keep the events (`CodeOutput.trace`); `None` follows the `trace` option.
+    pub record: Option<bool>,
+    /// Receives each event as it happens (`onEvent`).
+    pub sink: Option<Arc<dyn EventSink>>,
 }
 
 /// The outcome of `init()` or `run()` together with the state change it brings. The caller
@@ -194,27 +207,29 @@ impl Executor {
         async move { endowed(sent?.await) }
     }
 
-    /// `sendTools` (§4.3.3): makes each named tool callable from the sandbox. `register` hands
+    /// `sendTools` (§4.3.3): makes each tool callable from the sandbox under its name. `register` hands
     /// the tools to the host, and runs only once the call is accepted, before any later run can
     /// call them.
     pub fn send_tools(
         &self,
-        names: Vec<String>,
+        tools: Vec<ToolSpec>,
         register: impl FnOnce(),
     ) -> impl Future<Output = Result<(), ExecutorError>> + Send + 'static {
         let sent = {
             let mut guard = lock(&self.inner);
             match guard.state {
                 ExecutorState::Ready if guard.engine.is_some() => {
-                    match names.iter().find_map(|name| reserved(name)) {
+                    match tools.iter().find_map(|tool| reserved(&tool.name)) {
                         Some(refused) => Err(refused),
                         None => {
                             register();
-                            guard.tools.extend(names.iter().cloned());
+                            guard
+                                .tools
+                                .extend(tools.iter().map(|tool| tool.name.clone()));
                             guard
                                 .engine
                                 .as_ref()
-                                .map(|engine| engine.define_tools(names))
+                                .map(|engine| engine.define_tools(tools))
                                 .ok_or_else(|| {
                                     ExecutorError::invalid_state(ExecutorState::Ready, "sendTools")
                                 })
@@ -233,14 +248,27 @@ impl Executor {
     /// `abort` stops the run like a timeout would (`ERR_EXEC_TIMEOUT`, reason `aborted`,
     /// `DIRTY`), or, while it still waits in the queue, keeps it from starting (state unchanged).
     /// `input`, when given, is bound as the global `input` for this run only.
+    /// `tracing` says whether the run records its events and where it streams them.
     pub fn run(
         &self,
         code: String,
         abort: RunAbort,
         input: Option<Value>,
+        tracing: Tracing,
     ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
         let inner = Arc::clone(&self.inner);
         let (watched, timeout_ms) = (abort.clone(), self.options.timeout_ms);
+        let sink = tracing
+            .sink
+            .map(|sink| Arc::new(RunStream::new(sink)) as Arc<dyn EventSink>);
+        let record = tracing.record.unwrap_or(self.options.trace);
+        let traced = record || sink.is_some();
+        let request = |code: String, options: &Options| {
+            let mut request = RunRequest::new(code, options, abort).with_input(input);
+            request.trace.record = record;
+            request.trace.sink = sink.clone();
+            request
+        };
         // The options' own notes (§8.3), reported with every run like the code's.
         #[allow(
             clippy::cast_precision_loss,
@@ -256,12 +284,12 @@ impl Executor {
             let waiting = guard.in_flight.saturating_sub(1);
             match (guard.state, guard.engine.as_ref()) {
                 (ExecutorState::Ready, Some(engine)) => {
-                    Ok(engine.run(RunRequest::new(code, &self.options, abort).with_input(input)))
+                    Ok(engine.run(request(code, &self.options)))
                 }
                 (ExecutorState::Running, Some(engine))
                     if queue && waiting < self.options.max_queued_runs =>
                 {
-                    Ok(engine.run(RunRequest::new(code, &self.options, abort).with_input(input)))
+                    Ok(engine.run(request(code, &self.options)))
                 }
                 (ExecutorState::Running, Some(_)) if queue => Err(ExecutorError::queue_full(
                     waiting,
@@ -304,6 +332,7 @@ impl Executor {
                     stats: report.stats,
                     diagnostics,
                     images: report.images,
+                    trace: None,
                 }),
                 Err(error) if overdue => Err(with_notes(
                     run_failed(error, report.logs.text)
@@ -315,6 +344,17 @@ impl Executor {
                     run_failed(error, report.logs.text),
                     &diagnostics,
                 )),
+            };
+            // A run answered without the engine (overdue) still ends its trace and its stream.
+            let trace = report.trace.or_else(|| {
+                (overdue && traced).then(|| TraceRecord {
+                    events: record.then(Vec::new),
+                    dropped_events: 0,
+                })
+            });
+            let result = match trace {
+                Some(record) => end_trace(result, record, &report.stats, sink.as_deref()),
+                None => result,
             };
             Settled::then(result, move || {
                 let mut guard = lock(&inner);
@@ -397,6 +437,52 @@ async fn answer_by_deadline(
         {
             return None;
         }
+    }
+}
+
+/// Ends a traced run's events with its end (outcome, error code, figures), streams that end,
+/// and hands the events to the result or the error.
+fn end_trace(
+    result: Result<RunOutput, ExecutorError>,
+    record: TraceRecord,
+    stats: &RunStats,
+    sink: Option<&dyn EventSink>,
+) -> Result<RunOutput, ExecutorError> {
+    let (outcome, error) = match &result {
+        Ok(output) if output.is_final_answer => (RunOutcome::FinalAnswer, None),
+        Ok(_) => (RunOutcome::Completed, None),
+        Err(error) => (
+            RunOutcome::Failed,
+            Some((error.code.as_str(), error.message.clone())),
+        ),
+    };
+    let end = TraceEvent {
+        at: stats.wall_time,
+        kind: TraceKind::RunEnd(RunEnd {
+            outcome,
+            error,
+            tool_calls: stats.tool_calls,
+            operations: stats.operations,
+            peak_heap_bytes: stats.peak_heap_bytes,
+            dropped_events: record.dropped_events,
+        }),
+    };
+    if let Some(sink) = sink {
+        sink.event(end.clone());
+    }
+    let events = record.events.map(|mut events| {
+        events.push(end);
+        events
+    });
+    match result {
+        Ok(output) => Ok(RunOutput {
+            trace: events,
+            ..output
+        }),
+        Err(error) => Err(match events {
+            Some(events) => error.with_trace(events),
+            None => error,
+        }),
     }
 }
 

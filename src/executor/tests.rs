@@ -42,7 +42,7 @@ async fn init_while_initializing_is_an_invalid_state() {
 async fn run_moves_ready_to_running_and_back() {
     let executor = executor();
     executor.init().await.finish().unwrap();
-    let run = executor.run("1 + 1".into(), RunAbort::new(), None);
+    let run = executor.run("1 + 1".into(), RunAbort::new(), None, Tracing::default());
     assert_eq!(executor.state(), ExecutorState::Running);
     let output = run.await.finish().unwrap();
     assert_eq!(output.output, Value::Number(2.0));
@@ -54,7 +54,12 @@ async fn a_failed_run_returns_to_ready() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("throw new Error('x')".into(), RunAbort::new(), None)
+        .run(
+            "throw new Error('x')".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
         .await
         .finish()
         .unwrap_err();
@@ -70,11 +75,12 @@ async fn a_second_concurrent_run_is_refused_in_reject_mode() {
         "let s = 0; for (let i = 0; i < 1000; i++) s += i; s".into(),
         RunAbort::new(),
         None,
+        Tracing::default(),
     );
     assert_eq!(
         code_of(
             executor
-                .run("1".into(), RunAbort::new(), None)
+                .run("1".into(), RunAbort::new(), None, Tracing::default())
                 .await
                 .finish()
         ),
@@ -95,7 +101,12 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
     });
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("while (true) {}".into(), RunAbort::new(), None)
+        .run(
+            "while (true) {}".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
         .await
         .finish()
         .unwrap_err();
@@ -104,7 +115,7 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
     assert_eq!(
         code_of(
             executor
-                .run("1".into(), RunAbort::new(), None)
+                .run("1".into(), RunAbort::new(), None, Tracing::default())
                 .await
                 .finish()
         ),
@@ -114,7 +125,12 @@ async fn a_timeout_leaves_the_executor_dirty_and_cleanup_then_init_recovers() {
     assert_eq!(executor.state(), ExecutorState::Dead);
     executor.init().await.finish().unwrap();
     let output = executor
-        .run("final_answer('ok')".into(), RunAbort::new(), None)
+        .run(
+            "final_answer('ok')".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
         .await
         .finish()
         .unwrap();
@@ -137,14 +153,24 @@ async fn dead_init_rebuilds_from_nothing() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     executor
-        .run("var kept = 41".into(), RunAbort::new(), None)
+        .run(
+            "var kept = 41".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
         .await
         .finish()
         .unwrap();
     executor.cleanup().await.unwrap();
     executor.init().await.finish().unwrap();
     let output = executor
-        .run("typeof kept".into(), RunAbort::new(), None)
+        .run(
+            "typeof kept".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
         .await
         .finish()
         .unwrap();
@@ -155,7 +181,7 @@ async fn dead_init_rebuilds_from_nothing() {
 async fn calls_in_the_wrong_state_name_the_state() {
     let executor = executor();
     let error = executor
-        .run("1".into(), RunAbort::new(), None)
+        .run("1".into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
         .unwrap_err();
@@ -167,7 +193,7 @@ async fn calls_in_the_wrong_state_name_the_state() {
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
 
     executor.init().await.finish().unwrap();
-    let running = executor.run("1".into(), RunAbort::new(), None);
+    let running = executor.run("1".into(), RunAbort::new(), None, Tracing::default());
     assert_eq!(code_of(executor.cleanup().await), ErrorCode::InvalidState);
     assert_eq!(
         code_of(executor.init().await.finish()),
@@ -177,7 +203,7 @@ async fn calls_in_the_wrong_state_name_the_state() {
 
     executor.cleanup().await.unwrap();
     let error = executor
-        .run("1".into(), RunAbort::new(), None)
+        .run("1".into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
         .unwrap_err();
@@ -202,7 +228,12 @@ async fn validation_failure_lists_each_error_with_its_position() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("let a = 1;\nlet b = ;".into(), RunAbort::new(), None)
+        .run(
+            "let a = 1;\nlet b = ;".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
         .await
         .finish()
         .unwrap_err();
@@ -226,7 +257,12 @@ async fn stop_now_interrupts_a_spinning_run_and_leaves_the_executor_dead() {
         ..Options::default()
     });
     executor.init().await.finish().unwrap();
-    let run = executor.run("while (true) {}".into(), RunAbort::new(), None);
+    let run = executor.run(
+        "while (true) {}".into(),
+        RunAbort::new(),
+        None,
+        Tracing::default(),
+    );
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     executor.stop_now();
     assert_eq!(executor.state(), ExecutorState::Dead);
@@ -252,6 +288,7 @@ async fn warnings_and_infos_of_a_run_reach_the_caller() {
             "try { process.env } catch { 1 }".into(),
             RunAbort::new(),
             None,
+            Tracing::default(),
         )
         .await
         .finish()
@@ -259,7 +296,7 @@ async fn warnings_and_infos_of_a_run_reach_the_caller() {
     let rules: Vec<_> = output.diagnostics.iter().map(|d| d.rule).collect();
     assert_eq!(rules, ["forbidden_global_access", "log_budget_too_small"]);
     let quiet = executor
-        .run("1".into(), RunAbort::new(), None)
+        .run("1".into(), RunAbort::new(), None, Tracing::default())
         .await
         .finish()
         .unwrap();
@@ -271,7 +308,12 @@ async fn a_run_that_fails_carries_its_warnings_in_details() {
     let executor = executor();
     executor.init().await.finish().unwrap();
     let error = executor
-        .run("process.exit(1)".into(), RunAbort::new(), None)
+        .run(
+            "process.exit(1)".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
         .await
         .finish()
         .unwrap_err();
@@ -301,11 +343,17 @@ async fn retryable_follows_the_depends_rows_of_section_8_2() {
     let executor = Executor::new(Options::default(), Arc::new(host));
     executor.init().await.finish().unwrap();
     executor
-        .send_tools(vec!["flaky".into(), "forbidden".into()], || {})
+        .send_tools(
+            vec![
+                String::from("flaky").into(),
+                String::from("forbidden").into(),
+            ],
+            || {},
+        )
         .await
         .unwrap();
     let failure = |code: &str| {
-        let run = executor.run(code.into(), RunAbort::new(), None);
+        let run = executor.run(code.into(), RunAbort::new(), None, Tracing::default());
         async move { run.await.finish().unwrap_err() }
     };
     let runtime = failure("null.x").await;
@@ -323,4 +371,77 @@ async fn retryable_follows_the_depends_rows_of_section_8_2() {
         (forbidden.code, forbidden.retryable),
         (ErrorCode::ToolProxyFail, false)
     );
+}
+
+fn run_end(trace: &[TraceEvent]) -> &RunEnd {
+    match trace.last().map(|event| &event.kind) {
+        Some(TraceKind::RunEnd(end)) => end,
+        other => panic!("the trace does not end with run_end: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_traced_run_ends_its_trace_with_the_outcome_and_figures() {
+    let executor = with_options(Options {
+        trace: true,
+        ..Options::default()
+    });
+    executor.init().await.finish().unwrap();
+    let output = executor
+        .run(
+            "let s = 0; for (let i = 0; i < 10; i++) s += i; final_answer(s)".into(),
+            RunAbort::new(),
+            None,
+            Tracing::default(),
+        )
+        .await
+        .finish()
+        .unwrap();
+    let trace = output.trace.expect("traced");
+    let end = run_end(&trace);
+    assert_eq!(end.outcome, RunOutcome::FinalAnswer);
+    assert_eq!(end.error, None);
+    assert_eq!(end.operations, 10);
+    assert_eq!(
+        trace.last().map(|event| event.at),
+        Some(output.stats.wall_time)
+    );
+}
+
+#[tokio::test]
+async fn a_failed_traced_run_carries_its_trace_on_the_error_with_the_code() {
+    let executor = executor();
+    executor.init().await.finish().unwrap();
+    let error = executor
+        .run(
+            "undefinedName".into(),
+            RunAbort::new(),
+            None,
+            Tracing {
+                record: Some(true),
+                sink: None,
+            },
+        )
+        .await
+        .finish()
+        .unwrap_err();
+    let trace = error.trace.as_deref().expect("traced");
+    let end = run_end(trace);
+    assert_eq!(end.outcome, RunOutcome::Failed);
+    assert_eq!(
+        end.error,
+        Some(("ERR_RUNTIME_EXCEPTION", error.message.clone()))
+    );
+}
+
+#[tokio::test]
+async fn a_run_that_asks_for_no_trace_has_none() {
+    let executor = executor();
+    executor.init().await.finish().unwrap();
+    let output = executor
+        .run("1".into(), RunAbort::new(), None, Tracing::default())
+        .await
+        .finish()
+        .unwrap();
+    assert_eq!(output.trace, None);
 }

@@ -5,7 +5,7 @@
 //! (per Node environment: the main thread and each worker thread get their own), kept in the
 //! environment's instance data and exported.
 
-use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, Unknown};
+use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, JsObjectValue, Unknown};
 use napi::{Env, Error, JsValue, Result};
 use serde_json::{json, Value as Json};
 
@@ -75,5 +75,9 @@ fn build<'env>(env: &'env Env, error: &ExecutorError) -> Result<Unknown<'env>> {
         fields["logs"] = json!(logs);
     }
     let instance = class.new_instance((error.message.clone(), fields).into())?;
+    if let Some(trace) = &error.trace {
+        let mut object = instance.coerce_to_object()?;
+        object.set_named_property("trace", super::trace::trace_array(env, trace)?)?;
+    }
     Ok(instance.to_unknown())
 }

@@ -9,22 +9,24 @@ use napi::{Env, Result};
 use serde_json::Value as Json;
 
 use super::error::to_napi_error;
-use super::host::{NodeHost, ToolTable};
+use super::host::{NodeHost, NodeTool, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::{
-    clone_refused, entries, node_tool, resolve, run_input, watch_signal, Resolved,
+    clone_refused, entries, node_tool, resolve, run_input, run_tracing, watch_signal, Resolved,
 };
 use super::program::{read_code, CODE_NOT_A_STRING};
 use super::queue::NodeQueue;
 use super::settle::{settle, settle_on_runtime, settle_then};
 use super::teardown;
+use super::trace::{EventStream, Listener, Trace};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
-use crate::engine::host::Host;
+use crate::engine::host::{Host, ToolSpec};
 use crate::engine::{RunAbort, RunStats};
 use crate::error::ExecutorError;
-use crate::executor::{Executor, RunOutput};
+use crate::executor::{Executor, RunOutput, Tracing};
 use crate::program::rules::code_non_empty;
+use crate::trace::EventSink;
 
 /// The result of a successful `run()` (§3.1).
 #[napi(object, object_from_js = false)]
@@ -54,6 +56,12 @@ pub struct CodeOutput {
     /// in a global and drawn on again in a later run comes back again, with all its pixels.
     #[napi(ts_type = "Array<CanvasImage>")]
     pub images: Vec<CanvasImage>,
+    /// The run's events in order, when it was traced (the `trace` option, or `run(code, {
+    /// trace: true })`): `run_start`, each `tool_call` and its `tool_result`, `console`
+    /// entries (by index into `logEntries`), `final_answer`, and `run_end` last. Times are
+    /// milliseconds since the run started.
+    #[napi(ts_type = "Array<TraceEvent>")]
+    pub trace: Option<Trace>,
 }
 
 /// A canvas drawn during a run, encoded as PNG.
@@ -129,6 +137,7 @@ impl From<RunOutput> for CodeOutput {
             stats: run.stats.into(),
             diagnostics: run.diagnostics.iter().map(Diagnostic::to_json).collect(),
             images: run.images.into_iter().map(CanvasImage::from).collect(),
+            trace: run.trace.map(Trace),
         }
     }
 }
@@ -145,6 +154,8 @@ pub struct SesExecutor {
     node: Arc<NodeQueue>,
     /// Set once the executor's Node environment is being torn down.
     closing: Arc<AtomicBool>,
+    /// `onEvent`, when the caller set it.
+    on_event: Option<Arc<Listener>>,
 }
 
 #[napi]
@@ -231,9 +242,18 @@ impl SesExecutor {
                 .collect::<std::result::Result<Vec<_>, _>>()
         });
         let sent = parsed.map(|tools| {
-            let names = tools.iter().map(|(name, _)| name.clone()).collect();
+            let specs = tools
+                .iter()
+                .map(|(name, tool)| ToolSpec {
+                    name: name.clone(),
+                    inputs: match tool {
+                        NodeTool::Function(_) => None,
+                        NodeTool::Forward { inputs, .. } => Some(inputs.clone()),
+                    },
+                })
+                .collect();
             let table = Arc::clone(&self.tools);
-            self.executor.send_tools(names, move || {
+            self.executor.send_tools(specs, move || {
                 table
                     .lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -293,10 +313,28 @@ impl SesExecutor {
             Ok(watch) => watch,
             Err(error) => return refuse(error),
         };
+        let (record, listener) = match run_tracing(env, options) {
+            Ok(tracing) => tracing,
+            Err(error) => {
+                if let Some(watch) = watch {
+                    watch.detach(env);
+                }
+                return refuse(error);
+            }
+        };
+        let listeners = self
+            .on_event
+            .iter()
+            .cloned()
+            .chain(listener.map(Arc::new))
+            .collect();
+        let sink = EventStream::new(Arc::clone(&self.node), listeners)
+            .map(|stream| Arc::new(stream) as Arc<dyn EventSink>);
         settle_then(
             env,
             &self.node,
-            self.executor.run(code, abort, input),
+            self.executor
+                .run(code, abort, input, Tracing { record, sink }),
             |_, output| Ok(output.into()),
             move |env| {
                 if let Some(watch) = watch {
@@ -333,6 +371,7 @@ impl SesExecutor {
             options,
             module_tools,
             on_log,
+            on_event,
         } = resolved;
         let tools: ToolTable = Arc::new(Mutex::new(module_tools.into_iter().collect()));
         let logs = on_log.map(LogStream::new);
@@ -343,6 +382,7 @@ impl SesExecutor {
             tools,
             node,
             closing: teardown::closing(env),
+            on_event: on_event.map(Arc::new),
         })
     }
 }

@@ -39,7 +39,87 @@ export declare class ExecutorError extends Error {
   readonly details: Record<string, unknown>
   /** The run's logs up to the failure, for errors raised while code ran. */
   readonly logs?: string
+  /**
+   * The run's events up to its `run_end` (which carries this error's code), when the run was
+   * traced (`trace` option or `run(code, { trace: true })`); absent otherwise, and for errors
+   * raised before the executor took the run up (`ERR_INVALID_STATE`, a full queue).
+   */
+  readonly trace?: Array<TraceEvent>
 }
+
+/**
+ * What the executor needs of an OpenTelemetry `Tracer` (`@opentelemetry/api`, an optional peer
+ * dependency): any tracer from `trace.getTracer(name)` or an SDK's provider fits.
+ */
+export interface SpanTracer {
+  startSpan(name: string, options?: unknown, context?: unknown): unknown
+}
+
+/**
+ * One event of a run's trace (`CodeOutput.trace`, `onEvent`). `at` is milliseconds since the
+ * run started (the executor took it up, before validation); events come in the order they
+ * happened, `run_start` first and `run_end` last.
+ */
+export type TraceEvent =
+  | {
+      type: "run_start"
+      at: number
+      /** Wall-clock time of the start, in milliseconds since the epoch (like `Date.now()`). */
+      time: number
+      /** Size of the code in UTF-8 bytes. */
+      codeBytes: number
+    }
+  | {
+      type: "tool_call"
+      at: number
+      /** The call's number within the run (from 0); its `tool_result` has the same. */
+      call: number
+      tool: string
+      /** Copies of the arguments the sandbox passed; absent when the trace's budget had no room. */
+      args?: unknown[]
+      /** Set when `args` was left out for the budget (`maxTraceBytes`). */
+      truncated?: true
+      /** The user's line and column of the call, when known. */
+      line?: number
+      column?: number
+    }
+  | {
+      type: "tool_result"
+      at: number
+      call: number
+      tool: string
+      /** From the call to its answer (to its promise's settlement for an async tool). */
+      durationMs: number
+      /** Whether the tool returned a promise. */
+      async: boolean
+      /** `true` with `result` (a copy), `false` with `error` (as the sandbox saw it). */
+      ok: boolean
+      result?: unknown
+      error?: { name: string; message: string }
+      /** Set when `result` was left out for the budget. */
+      truncated?: true
+    }
+  | {
+      type: "console"
+      at: number
+      level: "log" | "info" | "warn" | "error"
+      /** Index of the entry in `logEntries` (only entries kept under `maxLogBytes` appear). */
+      entry: number
+    }
+  | { type: "final_answer"; at: number; line?: number; column?: number }
+  | {
+      type: "run_end"
+      at: number
+      outcome: "completed" | "final_answer" | "error"
+      /** The run's error code and message when `outcome` is `"error"`. */
+      error?: { code: ExecutorErrorCode; message: string }
+      toolCalls: number
+      /** Loop iterations the guard counted. */
+      operations: number
+      peakHeapBytes: number
+      /** Events left out entirely because the trace's budget was spent. */
+      droppedEvents: number
+    }
 
 /**
  * A smolagents tool object, accepted by `sendTools` beside plain functions: the sandbox calls

@@ -23,7 +23,6 @@ use super::queue::NodeQueue;
 use super::value::{from_js, to_js};
 use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult, ToolSettlement};
 use crate::engine::LogEntry;
-use crate::tool_args::named_inputs;
 use crate::value::Value;
 
 /// A tool as the host sent it.
@@ -31,7 +30,8 @@ pub enum NodeTool {
     /// A plain function, called with the sandbox's arguments.
     Function(FunctionRef<JsArgs, Unknown<'static>>),
     /// A smolagents tool object: its `forward`, bound to the object, called with one object of
-    /// named inputs (see [`named_inputs`]).
+    /// named inputs, which the engine makes from the sandbox's arguments and `inputs`
+    /// (`crate::tool_args::named_inputs`).
     Forward {
         forward: FunctionRef<JsArgs, Unknown<'static>>,
         inputs: Vec<String>,
@@ -182,11 +182,13 @@ fn dispatch(env: &Env, tools: &ToolTable, watcher: &mut Option<Watcher>, call: T
         let table = lock(tools);
         match table.get(&tool) {
             None => Err(ToolFailure::new(format!("tool '{tool}' is not available"))),
-            Some(NodeTool::Function(function)) => Ok((function.borrow_back(env), JsArgs(args))),
-            Some(NodeTool::Forward { forward, inputs }) => Ok((
-                forward.borrow_back(env),
-                JsArgs(vec![named_inputs(inputs, args)]),
-            )),
+            // The engine has named a tool object's arguments already (`ToolSpec`).
+            Some(
+                NodeTool::Function(function)
+                | NodeTool::Forward {
+                    forward: function, ..
+                },
+            ) => Ok((function.borrow_back(env), JsArgs(args))),
         }
     };
     // The table is unlocked before the tool runs: a tool may itself call sendTools.

@@ -15,6 +15,7 @@ mod prompt;
 mod queue;
 mod settle;
 mod teardown;
+mod trace;
 mod value;
 
 use napi::bindgen_prelude::JsObjectValue;

@@ -7,13 +7,14 @@
 use std::collections::HashMap;
 
 use napi::bindgen_prelude::{
-    Array, FnArgs, FromNapiValue, Function, FunctionRef, JsObjectValue, Object, ObjectRef, Unknown,
-    ValueType,
+    Array, FnArgs, FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec,
+    Object, ObjectRef, Unknown, ValueType,
 };
 use napi::{Env, JsValue};
 
 use super::host::{JsArgs, NodeTool};
 use super::log_stream::JsLogEntry;
+use super::trace::Listener;
 use super::value::from_js;
 use crate::diagnostic::Diagnostic;
 use crate::engine::RunAbort;
@@ -73,6 +74,26 @@ pub struct ExecutorOptions {
     /// run's promise settles; what it throws is ignored.
     #[napi(ts_type = "(entry: LogEntry) => void")]
     pub on_log: Option<String>,
+    /// Record every run's events in `CodeOutput.trace` (and `ExecutorError.trace`): its start
+    /// and end, each tool call with its arguments and result, `final_answer`, console entries
+    /// (default `false`; `run(code, { trace })` decides per run).
+    pub trace: Option<bool>,
+    /// Budget of one run's trace in bytes (approximate, values included; default 1048576, min
+    /// 1024). A call or result whose values do not fit is kept without them (`truncated:
+    /// true`); an event that does not fit at all is dropped and counted in the run's
+    /// `run_end.droppedEvents`. `run_end` is always kept.
+    pub max_trace_bytes: Option<f64>,
+    /// Called with each trace event of every run as it happens, in order and before the run's
+    /// promise settles (the same events `trace` records, under the same budget); what it throws
+    /// is ignored. Does not by itself fill `CodeOutput.trace`.
+    #[napi(ts_type = "(event: TraceEvent) => void")]
+    pub on_event: Option<String>,
+    /// An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
+    /// a span, each tool call a child span (`execute_tool {name}`). Without it, the global
+    /// tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
+    /// package's JS entry (`lib/tracing.cjs`).
+    #[napi(ts_type = "SpanTracer")]
+    pub tracer: Option<String>,
 }
 
 /// Reads `options` (`undefined` or an object) into [`RawOptions`].
@@ -99,6 +120,8 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
         memory_limit_bytes: number(&object, "memoryLimitBytes")?,
         max_stack_bytes: number(&object, "maxStackBytes")?,
         max_canvas_size: number(&object, "maxCanvasSize")?,
+        trace: boolean(&object, "trace")?,
+        max_trace_bytes: number(&object, "maxTraceBytes")?,
         timers: boolean(&object, "timers")?,
     })
 }
@@ -213,6 +236,13 @@ pub struct RunOptions {
     /// and leaves the state as it was.
     #[napi(ts_type = "AbortSignal")]
     pub signal: Option<String>,
+    /// Record this run's events in its result (`CodeOutput.trace`, `ExecutorError.trace`);
+    /// overrides the executor's `trace` option for this run.
+    pub trace: Option<bool>,
+    /// Called with each of this run's trace events as it happens (besides the executor's
+    /// `onEvent`); what it throws is ignored.
+    #[napi(ts_type = "(event: TraceEvent) => void")]
+    pub on_event: Option<String>,
     /// A value bound as the global `input` for this run only: a copy (structured-clone
     /// semantics, as `sendVariables` copies), so the run's changes never reach the caller and
     /// the next run has no `input`. A property present with the value `undefined` binds
@@ -328,6 +358,7 @@ pub struct Resolved {
     pub options: Options,
     pub module_tools: Vec<(String, NodeTool)>,
     pub on_log: Option<FunctionRef<JsLogEntry, Unknown<'static>>>,
+    pub on_event: Option<Listener>,
 }
 
 /// Reads and checks the constructor's options.
@@ -338,21 +369,11 @@ pub fn resolve(
     let raw = read(env, options).map_err(|diagnostic| ExecutorError::validation(&[diagnostic]))?;
     let (mut resolved, _notices) =
         Options::resolve(&raw).map_err(|diagnostics| ExecutorError::validation(&diagnostics))?;
-    let on_log = match options.and_then(|options| option_named(env, options, "onLog")) {
-        None => None,
-        Some(on_log) if on_log.get_type().ok() == Some(ValueType::Function) => {
-            // SAFETY: checked to be a function of this environment.
-            let function: Function<JsLogEntry, Unknown<'static>> =
-                unsafe { Function::from_napi_value(env.raw(), on_log.raw()) }
-                    .map_err(|_| option_refused(rules::on_log_not_a_function()))?;
-            Some(
-                function
-                    .create_ref()
-                    .map_err(|_| option_refused(rules::on_log_not_a_function()))?,
-            )
-        }
-        Some(_) => return Err(option_refused(rules::on_log_not_a_function())),
-    };
+    let on_log = callback(env, options, "onLog", rules::on_log_not_a_function)?;
+    let on_event = callback(env, options, "onEvent", rules::on_event_not_a_function)?;
+    if let Some(tracer) = options.and_then(|options| option_named(env, options, "tracer")) {
+        check_tracer(env, tracer)?;
+    }
     let mut module_tools = Vec::new();
     if let Some(modules) = options.and_then(|options| option_named(env, options, "modules")) {
         for (name, module) in entries(env, modules, "modules")? {
@@ -391,7 +412,74 @@ pub fn resolve(
         options: resolved,
         module_tools,
         on_log,
+        on_event,
     })
+}
+
+/// The callback `options[name]`, if set; anything but a function is refused with `refusal`.
+fn callback<Args: JsValuesTupleIntoVec>(
+    env: &Env,
+    options: Option<Unknown>,
+    name: &str,
+    refusal: fn() -> Diagnostic,
+) -> std::result::Result<Option<FunctionRef<Args, Unknown<'static>>>, ExecutorError> {
+    match options.and_then(|options| option_named(env, options, name)) {
+        None => Ok(None),
+        Some(value) if value.get_type().ok() == Some(ValueType::Function) => {
+            // SAFETY: checked to be a function of this environment.
+            let function: Function<Args, Unknown<'static>> =
+                unsafe { Function::from_napi_value(env.raw(), value.raw()) }
+                    .map_err(|_| option_refused(refusal()))?;
+            Ok(Some(
+                function
+                    .create_ref()
+                    .map_err(|_| option_refused(refusal()))?,
+            ))
+        }
+        Some(_) => Err(option_refused(refusal())),
+    }
+}
+
+/// `tracer`, which the JS entry uses (`lib/tracing.cjs`), checked here with every other option:
+/// `null` or an object with a `startSpan` function.
+fn check_tracer(env: &Env, tracer: Unknown) -> std::result::Result<(), ExecutorError> {
+    let refused = || option_refused(rules::not_a_tracer());
+    match tracer.get_type() {
+        Ok(ValueType::Null) => Ok(()),
+        Ok(ValueType::Object) => {
+            // SAFETY: checked to be an object of this environment.
+            let object = unsafe { Object::from_napi_value(env.raw(), tracer.raw()) }
+                .map_err(|_| refused())?;
+            let start_span: Unknown = object
+                .get_named_property("startSpan")
+                .map_err(|_| refused())?;
+            if start_span.get_type().ok() == Some(ValueType::Function) {
+                Ok(())
+            } else {
+                Err(refused())
+            }
+        }
+        _ => Err(refused()),
+    }
+}
+
+/// What `run(code, options)` asks of the run's trace: `trace` and `onEvent`. `options` has
+/// been checked to be an object or `undefined` (see [`watch_signal`]).
+pub fn run_tracing(
+    env: &Env,
+    options: Option<Unknown>,
+) -> std::result::Result<(Option<bool>, Option<Listener>), ExecutorError> {
+    let record = match options.and_then(|options| option_named(env, options, "trace")) {
+        None => None,
+        Some(value) if value.get_type().ok() == Some(ValueType::Boolean) => Some(
+            value
+                .coerce_to_bool()
+                .map_err(|_| option_refused(invalid("trace", "a boolean")))?,
+        ),
+        Some(_) => return Err(option_refused(invalid("trace", "a boolean"))),
+    };
+    let listener = callback(env, options, "onEvent", rules::on_event_not_a_function)?;
+    Ok((record, listener))
 }
 
 /// `options[name]`, when `options` is an object and the property is set.

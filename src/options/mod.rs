@@ -56,6 +56,8 @@ pub struct RawOptions {
     pub memory_limit_bytes: Option<f64>,
     pub max_stack_bytes: Option<f64>,
     pub max_canvas_size: Option<f64>,
+    pub trace: Option<bool>,
+    pub max_trace_bytes: Option<f64>,
     pub timers: Option<bool>,
 }
 
@@ -75,6 +77,10 @@ pub struct Options {
     pub max_canvas_size: u32,
     /// Modules `import()` can load (by name), checked by the napi layer, which reads them.
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
+    /// Whether runs record their events in their result (`trace`; a run may say otherwise).
+    pub trace: bool,
+    /// The budget of one run's recorded events (`maxTraceBytes`).
+    pub max_trace_bytes: usize,
     /// Whether the sandbox has `setTimeout`/`setInterval` and their `clear*` (off by default:
     /// §5.2 does not inject timers).
     pub timers: bool,
@@ -94,10 +100,18 @@ impl Default for Options {
             max_stack_bytes: 1024 * 1024,
             max_canvas_size: crate::canvas::DEFAULT_MAX_CANVAS_SIZE,
             modules: Vec::new(),
+            trace: false,
+            max_trace_bytes: DEFAULT_MAX_TRACE_BYTES,
             timers: false,
         }
     }
 }
+
+/// The default of `maxTraceBytes`: what one run's recorded events may hold.
+pub const DEFAULT_MAX_TRACE_BYTES: usize = 1024 * 1024;
+
+/// The smallest `maxTraceBytes`: room for a run's start and a few calls.
+pub const MIN_MAX_TRACE_BYTES: usize = 1024;
 
 /// Smaller heaps cannot even hold a context; such a limit fails `init()` with
 /// `ERR_SES_INIT_FAILED` rather than being refused here, which keeps that path reachable.
@@ -165,6 +179,19 @@ impl Options {
             }),
             &mut |v| options.max_canvas_size = u32::try_from(v).unwrap_or(MAX_CANVAS_SIZE),
         );
+        #[allow(clippy::cast_precision_loss, reason = "1 KiB is exact in an f64")]
+        record(
+            integer(
+                raw.max_trace_bytes,
+                "maxTraceBytes",
+                MIN_MAX_TRACE_BYTES as f64,
+                OPTIONS_VALID,
+            ),
+            &mut |v| options.max_trace_bytes = saturating_usize(v),
+        );
+        if let Some(trace) = raw.trace {
+            options.trace = trace;
+        }
 
         options.timers = raw.timers.unwrap_or(false);
         if let Some(policy) = &raw.run_concurrency {

@@ -71,6 +71,16 @@ pub fn not_a_tool(path: &str) -> Diagnostic {
     ))
 }
 
+/// `options_valid`: `onEvent` (of the executor or of a run) is not a function.
+pub fn on_event_not_a_function() -> Diagnostic {
+    refused("onEvent must be a function")
+}
+
+/// `options_valid`: `tracer` is not an OpenTelemetry tracer.
+pub fn not_a_tracer() -> Diagnostic {
+    refused("tracer must be an OpenTelemetry Tracer (an object with a startSpan method)")
+}
+
 /// `options_valid`: `onLog` is not a function.
 pub fn on_log_not_a_function() -> Diagnostic {
     refused("onLog must be a function")

@@ -1,0 +1,225 @@
+//! A run's trace in JS (issue 17): `CodeOutput.trace`, `ExecutorError.trace`, and the events
+//! `onEvent` receives as they happen. Events become plain objects with a `type` discriminant
+//! (typed as `TraceEvent` in `header.d.ts`); the values they carry are fresh copies.
+//!
+//! Streamed events travel on the executor's queue (`queue.rs`) like `onLog` entries: queued on
+//! the engine thread before the run's answer, each reaches its listeners before the run's promise
+//! settles. A listener that throws changes nothing.
+
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
+
+use napi::bindgen_prelude::{
+    Array, FunctionRef, JsObjectValue, Object, ToNapiValue, TypeName, Unknown, ValueType,
+};
+use napi::{sys, Env, JsValue, Result};
+
+use super::queue::NodeQueue;
+use super::value::to_js;
+use crate::diagnostic::Location;
+use crate::trace::{EventSink, RunEnd, ToolOutcome, TraceEvent, TraceKind};
+
+/// An `onEvent` callback.
+pub type Listener = FunctionRef<Event, Unknown<'static>>;
+
+/// One event on its way to JS.
+pub struct Event(pub TraceEvent);
+
+/// A run's events on their way to JS.
+pub struct Trace(pub Vec<TraceEvent>);
+
+impl TypeName for Event {
+    fn type_name() -> &'static str {
+        "TraceEvent"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for Event {
+    unsafe fn to_napi_value(raw_env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let env = Env::from_raw(raw_env);
+        Ok(event_object(&env, &val.0)?.raw())
+    }
+}
+
+impl TypeName for Trace {
+    fn type_name() -> &'static str {
+        "Array<TraceEvent>"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for Trace {
+    unsafe fn to_napi_value(raw_env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let env = Env::from_raw(raw_env);
+        Ok(trace_array(&env, &val.0)?.raw())
+    }
+}
+
+/// The events as a JS array of event objects.
+pub fn trace_array<'env>(env: &'env Env, events: &[TraceEvent]) -> Result<Array<'env>> {
+    let mut array = env.create_array(u32::try_from(events.len()).unwrap_or(u32::MAX))?;
+    for (index, event) in events.iter().enumerate() {
+        let Ok(index) = u32::try_from(index) else {
+            break;
+        };
+        array.set(index, event_object(env, event)?)?;
+    }
+    Ok(array)
+}
+
+/// Milliseconds, to the microsecond (what the clocks measure meaningfully).
+fn millis(duration: std::time::Duration) -> f64 {
+    (duration.as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "counts and sizes stay far below 2^53; JS numbers are f64"
+)]
+fn number(count: impl TryInto<u64>) -> f64 {
+    count.try_into().map_or(f64::MAX, |count: u64| count as f64)
+}
+
+/// One event as a plain object: `{ type, at, … }` (see `TraceEvent` in `header.d.ts`).
+fn event_object<'env>(env: &'env Env, event: &TraceEvent) -> Result<Object<'env>> {
+    let mut object = Object::new(env)?;
+    let kind = match &event.kind {
+        TraceKind::RunStart { .. } => "run_start",
+        TraceKind::ToolCall { .. } => "tool_call",
+        TraceKind::ToolResult { .. } => "tool_result",
+        TraceKind::Console { .. } => "console",
+        TraceKind::FinalAnswer { .. } => "final_answer",
+        TraceKind::RunEnd(_) => "run_end",
+    };
+    object.set_named_property("type", kind)?;
+    object.set_named_property("at", millis(event.at))?;
+    match &event.kind {
+        TraceKind::RunStart { time, code_bytes } => {
+            let since_epoch = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+            object.set_named_property("time", millis(since_epoch))?;
+            object.set_named_property("codeBytes", number(*code_bytes))?;
+        }
+        TraceKind::ToolCall {
+            call,
+            tool,
+            args,
+            at,
+        } => {
+            object.set_named_property("call", number(*call))?;
+            object.set_named_property("tool", tool.as_str())?;
+            match args {
+                Some(args) => {
+                    let mut array =
+                        env.create_array(u32::try_from(args.len()).unwrap_or(u32::MAX))?;
+                    for (index, arg) in args.iter().enumerate() {
+                        let Ok(index) = u32::try_from(index) else {
+                            break;
+                        };
+                        array.set(index, to_js(env, arg)?)?;
+                    }
+                    object.set_named_property("args", array)?;
+                }
+                None => object.set_named_property("truncated", true)?,
+            }
+            set_location(&mut object, *at)?;
+        }
+        TraceKind::ToolResult {
+            call,
+            tool,
+            outcome,
+            duration,
+            asynchronous,
+        } => {
+            object.set_named_property("call", number(*call))?;
+            object.set_named_property("tool", tool.as_str())?;
+            object.set_named_property("durationMs", millis(*duration))?;
+            object.set_named_property("async", *asynchronous)?;
+            match outcome {
+                ToolOutcome::Returned(value) => {
+                    object.set_named_property("ok", true)?;
+                    match value {
+                        Some(value) => object.set_named_property("result", to_js(env, value)?)?,
+                        None => object.set_named_property("truncated", true)?,
+                    }
+                }
+                ToolOutcome::Failed { name, message } => {
+                    object.set_named_property("ok", false)?;
+                    let mut error = Object::new(env)?;
+                    error.set_named_property("name", name.as_str())?;
+                    error.set_named_property("message", message.as_str())?;
+                    object.set_named_property("error", error)?;
+                }
+            }
+        }
+        TraceKind::Console { level, entry } => {
+            object.set_named_property("level", level.as_str())?;
+            object.set_named_property("entry", number(*entry))?;
+        }
+        TraceKind::FinalAnswer { at } => set_location(&mut object, *at)?,
+        TraceKind::RunEnd(RunEnd {
+            outcome,
+            error,
+            tool_calls,
+            operations,
+            peak_heap_bytes,
+            dropped_events,
+        }) => {
+            object.set_named_property("outcome", outcome.as_str())?;
+            if let Some((code, message)) = error {
+                let mut error = Object::new(env)?;
+                error.set_named_property("code", *code)?;
+                error.set_named_property("message", message.as_str())?;
+                object.set_named_property("error", error)?;
+            }
+            object.set_named_property("toolCalls", number(*tool_calls))?;
+            object.set_named_property("operations", number(*operations))?;
+            object.set_named_property("peakHeapBytes", number(*peak_heap_bytes))?;
+            object.set_named_property("droppedEvents", number(*dropped_events))?;
+        }
+    }
+    Ok(object)
+}
+
+fn set_location(object: &mut Object, at: Option<Location>) -> Result<()> {
+    if let Some(at) = at {
+        object.set_named_property("line", at.line)?;
+        object.set_named_property("column", at.column)?;
+    }
+    Ok(())
+}
+
+/// Streams a run's events to its listeners (the executor's `onEvent` and the run's own) on
+/// Node's thread.
+pub struct EventStream {
+    queue: Arc<NodeQueue>,
+    listeners: Vec<Arc<Listener>>,
+}
+
+impl EventStream {
+    /// A stream to `listeners` through `queue`; `None` when there are none.
+    pub fn new(queue: Arc<NodeQueue>, listeners: Vec<Arc<Listener>>) -> Option<Self> {
+        (!listeners.is_empty()).then_some(Self { queue, listeners })
+    }
+}
+
+impl EventSink for EventStream {
+    fn event(&self, event: TraceEvent) {
+        let listeners = self.listeners.clone();
+        self.queue.on_node(Box::new(move |env: &Env| {
+            for listener in &listeners {
+                // A listener must not change a run's outcome, nor crash Node: what it throws is
+                // dropped (as for `onLog`).
+                if let Ok(listener) = listener.borrow_back(env) {
+                    let _ = listener.call(Event(event.clone()));
+                }
+            }
+        }));
+    }
+}
