@@ -316,7 +316,7 @@ export function render(results) {
   } else if (guard) {
     lines.push(
       `\`cargo run --release --features bench-internals --example guard_overhead\` (${guard.profile} build): our engine runs the ` +
-        `W5 loop (1..${guard.n}) as agent code with the loop-guard rewrite on, then with it off, ` +
+        `W5 loop (1..${guard.n}) as agent code with the loop guard (patch 0600) on, then with it off, ` +
         `alternating, ${guard.samples} runs each: guarded ${num(guard.guardedMs.median)} ms ` +
         `(p95 ${num(guard.guardedMs.p95)}), unguarded ${num(guard.unguardedMs.median)} ms ` +
         `(p95 ${num(guard.unguardedMs.p95)}): overhead **${num(guard.overheadPct)} %** of the ` +
@@ -325,11 +325,11 @@ export function render(results) {
     lines.push('')
     lines.push(
       'Method: the example links the crate and drives the real engine (`Engine::start`, `run`); the ' +
-        'only difference between the two series is the program layer\'s benchmark-only switch ' +
-        '`program::loop_guards_for_benchmarks` (`#[doc(hidden)]` Rust API that exists only with the ' +
-        '`bench-internals` cargo feature, which the addon is never built with), which leaves out the `__smol_guard()` call the rewrite puts at the top of ' +
-        'every loop body. Both series check the sum; the example also checks that the unguarded ' +
-        'program contains no guard call.',
+        'only difference between the two series is the engine\'s benchmark-only switch ' +
+        '`engine::loop_guards_for_benchmarks` (`#[doc(hidden)]` Rust API that exists only with the ' +
+        '`bench-internals` cargo feature, which the addon is never built with), which leaves out the loop-guard opcode ' +
+        'QuickJS otherwise compiles at the start of every loop body (patch 0600). Both series check the sum and ' +
+        'the operations counted (n guarded, 0 unguarded).',
     )
   }
   lines.push('')

@@ -1,5 +1,6 @@
 //! The bindings the executor installs in every context: `console` (§7.3), `final_answer` (§5.4),
-//! and the hooks the rewritten program calls (`__smol_guard`, `__smol_result`).
+//! the hook the rewritten program calls (`__smol_result`), and the loop guard (§6.3), which
+//! QuickJS itself runs at every loop-body entry (patch 0600) rather than a binding code calls.
 //!
 //! Each is a native function over the engine's [`RunState`], installed as a non-writable,
 //! non-configurable, non-enumerable global and frozen (§5.2 "harden or equivalent"), so user code
@@ -15,10 +16,10 @@ use rquickjs::{Ctx, Function, Object, Result, Value as JsValue};
 use super::convert::{throw_copy_failure, to_value, Uncopyable};
 use super::frames::{call_site, CallSite};
 use super::inspect;
-use super::reflect::{bare_function, BareCall, NativeError, Reflect};
+use super::reflect::{install_loop_guard, LoopTrip, NativeError, Reflect};
 use super::state::{RunResult, RunState, Stop};
 use crate::options::LogLevel;
-use crate::program::{FINAL_ANSWER, GUARD_FUNCTION, RESULT_FUNCTION};
+use crate::program::{FINAL_ANSWER, RESULT_FUNCTION};
 use crate::trace::TraceKind;
 use crate::value::{CloneError, Value};
 
@@ -30,7 +31,7 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
     Reflect::new(ctx).capture_intrinsics()?;
     let define = |name: &str, value: JsValue<'js>| define_hardened(ctx, name, value, false);
 
-    install_guard(ctx, state)?;
+    install_loop_guard(ctx, state)?;
 
     // A Promise goes back to the script, whose `return` awaits it (its value becomes the
     // output); any other value is copied at once and not returned, so that `return` never
@@ -104,20 +105,17 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
     define("console", console.into_value())
 }
 
-/// Installs the loop guard (§6.3): a bare native function over the run state (see
-/// [`BareCall`]), since it runs once per loop iteration.
-fn install_guard<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
-    let guard = bare_function(ctx, GUARD_FUNCTION, state)?;
-    define_hardened(ctx, GUARD_FUNCTION, guard, false)
-}
+/// The loop guard (§6.3): QuickJS counts every loop-body entry of the runtime's code in the run
+/// state's [`LoopGuard`](super::reflect::LoopGuard) and asks here once the count passes the
+/// limit: past `maxOperations`, or at any entry after the run was stopped for another reason,
+/// the body does not run and the uncatchable stop is thrown in its place.
+impl LoopTrip for RunState {
+    fn loop_guard(&self) -> &super::reflect::LoopGuard {
+        &self.loop_guard
+    }
 
-/// The guard: counts an operation, and throws the uncatchable stop once the run must end
-/// (past `maxOperations`, or stopped for any other reason).
-impl BareCall for RunState {
-    fn call(&self) -> bool {
-        let count = self.operations.get() + 1;
-        self.operations.set(count);
-        if count > self.max_operations.get() {
+    fn trip(&self) -> bool {
+        if self.loop_guard.count() > self.max_operations.get() {
             self.stop_with(Stop::MaxOperations);
         }
         self.stop.get().is_some()

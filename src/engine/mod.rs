@@ -19,6 +19,8 @@ mod inbox;
 mod input;
 pub mod inspect;
 mod lockdown;
+#[cfg(test)]
+mod loop_guard_tests;
 mod modules;
 mod pool;
 mod reflect;
@@ -50,6 +52,23 @@ pub use heap::memory_freed;
 pub use pool::{set_threads, stats as pool_stats, PoolStats, MAX_THREADS, THREADS_VARIABLE};
 pub use trace::TraceRecord;
 pub use worker::live as live_engines;
+
+/// Whether runs compile the loop guard into their loops; only [`loop_guards_for_benchmarks`]
+/// clears it.
+#[cfg(feature = "bench-internals")]
+static LOOP_GUARDS: AtomicBool = AtomicBool::new(true);
+
+/// Benchmark-only (W5's guard overhead): whether the engine compiles the loop guard (§6.3,
+/// QuickJS patch 0600) into the loops of the runs that start from now on, for the whole
+/// process. `examples/guard_overhead.rs` turns it off to time the same program without guards.
+/// Not part of the API: nothing in the napi layer calls it, so it is never reachable from
+/// JavaScript, and without guards `maxOperations` is not enforced; it exists only in builds
+/// with the `bench-internals` feature, which the addon never has.
+#[doc(hidden)]
+#[cfg(feature = "bench-internals")]
+pub fn loop_guards_for_benchmarks(enabled: bool) {
+    LOOP_GUARDS.store(enabled, Ordering::Relaxed);
+}
 
 /// What the engine thread is built with.
 #[derive(Debug, Clone)]

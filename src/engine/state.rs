@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use super::console::LogBuffer;
 use super::host::Host;
+use super::reflect::LoopGuard;
 use super::trace::Recorder;
 use super::RunAbort;
 use crate::options::LogLevel;
@@ -58,7 +59,9 @@ impl RunResult {
 
 /// Per-run state.
 pub struct RunState {
-    pub operations: Cell<u64>,
+    /// Loop-body entries of the run, counted by QuickJS itself (§6.3, patch 0600); it calls
+    /// the guard's trip (`globals`) once the count passes `max_operations` or a stop is set.
+    pub loop_guard: LoopGuard,
     pub max_operations: Cell<u64>,
     pub deadline: Cell<Option<Instant>>,
     pub stop: Cell<Option<Stop>>,
@@ -82,7 +85,7 @@ impl RunState {
     /// State between runs; `host` receives log entries as they are written if it asks for them.
     pub fn new(shutdown: Arc<AtomicBool>, host: &Arc<dyn Host>) -> Self {
         Self {
-            operations: Cell::new(0),
+            loop_guard: LoopGuard::new(),
             max_operations: Cell::new(u64::MAX),
             deadline: Cell::new(None),
             stop: Cell::new(None),
@@ -99,7 +102,7 @@ impl RunState {
 
     /// Resets everything for a new run.
     pub fn begin(&self, max_operations: u64, deadline: Instant, logs: LogBuffer, abort: RunAbort) {
-        self.operations.set(0);
+        self.loop_guard.restart(max_operations);
         self.max_operations.set(max_operations);
         self.deadline.set(Some(deadline));
         self.stop.set(None);
@@ -190,11 +193,18 @@ impl RunState {
         }
     }
 
-    /// Records the first reason to stop; later ones do not replace it.
+    /// Records the first reason to stop; later ones do not replace it. From now on every
+    /// loop-body entry trips the loop guard, which throws the uncatchable stop.
     pub fn stop_with(&self, reason: Stop) {
         if self.stop.get().is_none() {
             self.stop.set(Some(reason));
         }
+        self.loop_guard.trip_at_next_entry();
+    }
+
+    /// Loop-body entries of the run so far (§6.3).
+    pub fn operations(&self) -> u64 {
+        self.loop_guard.count()
     }
 
     /// QuickJS's interrupt handler: polled every few thousand operations, it ends user code

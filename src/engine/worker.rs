@@ -453,7 +453,7 @@ impl Worker {
                 wall_time: started.elapsed(),
                 tool_time,
                 tool_calls,
-                operations: self.state.operations.get(),
+                operations: self.state.operations(),
                 peak_heap_bytes: u64::try_from(self.heap.peak()).unwrap_or(u64::MAX),
                 timers_cancelled,
             },
@@ -539,6 +539,13 @@ fn execute<'js>(
     timers: Option<&Timers>,
     program: &PreparedProgram,
 ) -> Settled<'js> {
+    #[cfg(feature = "bench-internals")]
+    super::reflect::set_loop_guard(
+        ctx,
+        super::LOOP_GUARDS
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .then_some(&state.loop_guard),
+    );
     match script::evaluate(ctx, &program.transformed_code) {
         Ok(promise) => drive(ctx, state, bridge, timers, &promise),
         Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),

@@ -32,8 +32,6 @@ use source::SourceText;
 
 /// The prefix of every binding the executor injects; user code may not use it (§6.4).
 pub const INTERNAL_PREFIX: &str = "__smol_";
-/// The loop guard called at the top of every loop body (§6.3).
-pub const GUARD_FUNCTION: &str = "__smol_guard";
 /// Marks the run's result: the last expression's value, or a top-level `return`'s (which the
 /// rewrite returns through it).
 pub const RESULT_FUNCTION: &str = "__smol_result";
@@ -87,17 +85,6 @@ impl PreparedProgram {
     pub fn is_blocked(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
-}
-
-/// Benchmark-only (issue 6, W5's guard overhead): whether the rewrite puts the loop guard in
-/// loops, for the whole process. `examples/guard_overhead.rs` turns it off to time the same
-/// program without guards. Not part of the API: nothing in the napi layer calls it, so it is
-/// never reachable from JavaScript, and without guards `maxOperations` (§6.3) is not enforced;
-/// it exists only in builds with the `bench-internals` feature, which the addon never has.
-#[doc(hidden)]
-#[cfg(feature = "bench-internals")]
-pub fn loop_guards_for_benchmarks(enabled: bool) {
-    rewrite::LOOP_GUARDS.store(enabled, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// [`prepare`] from a thread whose stack is `stack_bytes`: code longer than that stack safely

@@ -1,6 +1,7 @@
 //! Registered module sources (`ExecutorOptions.modules`): parsed as ES modules (TypeScript
-//! accepted), checked for reserved names, and given loop guards like agent code, so that code a
-//! module runs cannot escape `maxOperations` either.
+//! accepted) and checked for reserved names. Their loops are guarded like agent code's, so that
+//! code a module runs cannot escape `maxOperations` either: QuickJS compiles the guard into every
+//! loop body of the engine's runtime (patch 0600), modules included.
 //!
 //! Spec: §5.3 (import policy) and §6.3 (guards in module code too).
 
@@ -9,12 +10,12 @@ use oxc_codegen::Codegen;
 use oxc_parser::ParseOptions;
 
 use super::parse::{analyse, parse_source, Goal};
-use super::rewrite::guard_module;
 use super::rules::reserved_identifier;
 use super::source::SourceText;
 use crate::diagnostic::Diagnostic;
 
-/// The guarded source of a registered module, or why it cannot be loaded.
+/// The source of a registered module as QuickJS runs it (TypeScript stripped), or why it
+/// cannot be loaded.
 pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
     let text = SourceText::new(source);
     let allocator = Allocator::default();
@@ -31,22 +32,12 @@ pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
     if !reserved.is_empty() {
         return Err(reserved);
     }
-    guard_module(&allocator, &mut program);
     Ok(super::nul::escape(Codegen::new().build(&program).code))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_loop_of_a_module_is_guarded() {
-        let code =
-            prepare_module("export function spin() { while (true) {} }\nfor (const x of []) {}")
-                .unwrap();
-        assert_eq!(code.matches("__smol_guard()").count(), 2, "{code}");
-        assert!(code.contains("export function spin"));
-    }
 
     #[test]
     fn typescript_modules_are_stripped() {

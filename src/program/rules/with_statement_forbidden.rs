@@ -1,8 +1,10 @@
 //! `with_statement_forbidden` (ERROR): `with (obj) { … }` makes every name inside it resolve
 //! through `obj` first, so an object (or a Proxy whose `has` trap says yes to every name) could
-//! answer for the executor's injected `__smol_guard()` and switch the loop guard off (§6.3,
-//! §6.4). `reserved_identifier` cannot see that: the name never appears in the code. Strict mode
-//! forbids `with` outright; agent code runs sloppy, so the rule does it.
+//! answer for a name the executor's rewrite injects (§6.4): `__smol_result`, which a top-level
+//! `return` inside the `with` body calls. `reserved_identifier` cannot see that: the name never
+//! appears in the code. The loop guard (§6.3) no longer depends on the rule: QuickJS counts loop
+//! bodies itself (patch 0600), with no name to look up. Strict mode forbids `with` outright;
+//! agent code runs sloppy, so the rule does it.
 
 use oxc_ast::ast::WithStatement;
 use oxc_ast_visit::{walk, Visit};
