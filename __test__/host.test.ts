@@ -93,7 +93,10 @@ describe('worker_threads', () => {
     for (let i = 0; i < 100 && (enginePoolStats().busy > 0 || enginePoolStats().engines > engines); i++) {
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
-    expect(enginePoolStats()).toMatchObject({ busy: 0, engines })
+    // At most as many runtimes as before the worker started: the previous test's worker may
+    // still have been freeing its own when they were counted.
+    expect(enginePoolStats().busy).toBe(0)
+    expect(enginePoolStats().engines).toBeLessThanOrEqual(engines)
     // The process is still healthy: a fresh executor runs.
     const executor = await SESExecutor.create()
     expect((await executor.run('"still alive"')).output).toBe('still alive')
