@@ -327,6 +327,10 @@ pub enum EngineError {
     /// Tools or variables could not be installed.
     #[error("{0}")]
     Endowment(String),
+    /// A variable would take the name of a tool (§4.3.2). The engine's list of installed tools
+    /// is the one record of tool names: the rules read it, and so does this check.
+    #[error("the name '{0}' is a tool's name")]
+    ToolName(String),
     /// An earlier run left the context untrustworthy (§7.6); nothing more runs in it.
     #[error("the context is dirty after an earlier run")]
     Dirty,

@@ -277,6 +277,10 @@ impl Worker {
     }
 
     fn set_variables(&mut self, variables: &[(String, Value)]) -> Result<(), EngineError> {
+        let tools = &self.program_context.tool_names;
+        if let Some((name, _)) = variables.iter().find(|(name, _)| tools.contains(name)) {
+            return Err(EngineError::ToolName(name.clone()));
+        }
         self.context.with(|ctx| {
             let refused = refused_allocations(&ctx);
             let set = set_variables(&ctx, variables);

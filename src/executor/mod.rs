@@ -8,7 +8,6 @@
 mod alarm;
 mod state;
 
-use std::collections::HashSet;
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -98,8 +97,6 @@ struct Inner {
     /// Runs handed to the engine and not answered yet: the running one and the queued ones
     /// (§2.3; the engine thread runs them in order).
     in_flight: usize,
-    /// The tool names sent since the engine was built.
-    tools: HashSet<String>,
 }
 
 /// One executor: checked options, a state, the host its tools call, and (between `init` and
@@ -134,7 +131,6 @@ impl Executor {
                 state: ExecutorState::New,
                 engine: None,
                 in_flight: 0,
-                tools: HashSet::new(),
             })),
         }
     }
@@ -157,7 +153,6 @@ impl Executor {
                     let (engine, ready) = Engine::start(config, Arc::clone(&self.host));
                     guard.state = ExecutorState::Initializing;
                     guard.engine = Some(engine);
-                    guard.tools.clear();
                     Ok(Some(ready))
                 }
                 state => Err(ExecutorError::invalid_state(state, "init")),
@@ -191,15 +186,11 @@ impl Executor {
         let sent = {
             let guard = lock(&self.inner);
             match (guard.state, guard.engine.as_ref()) {
+                // A tool's name is refused by the engine, which keeps the names of the tools
+                // installed (sendTools before sendVariables reaches it first: one queue).
                 (ExecutorState::Ready, Some(engine)) => variables
                     .iter()
-                    .find_map(|(name, _)| {
-                        if guard.tools.contains(name) {
-                            Some(ExecutorError::endowment_refused(name, "is a tool's name"))
-                        } else {
-                            reserved(name)
-                        }
-                    })
+                    .find_map(|(name, _)| reserved(name))
                     .map_or_else(|| Ok(engine.set_variables(variables)), Err),
                 (state, _) => Err(ExecutorError::invalid_state(state, "sendVariables")),
             }
@@ -216,16 +207,13 @@ impl Executor {
         register: impl FnOnce(),
     ) -> impl Future<Output = Result<(), ExecutorError>> + Send + 'static {
         let sent = {
-            let mut guard = lock(&self.inner);
+            let guard = lock(&self.inner);
             match guard.state {
                 ExecutorState::Ready if guard.engine.is_some() => {
                     match tools.iter().find_map(|tool| reserved(&tool.name)) {
                         Some(refused) => Err(refused),
                         None => {
                             register();
-                            guard
-                                .tools
-                                .extend(tools.iter().map(|tool| tool.name.clone()));
                             guard
                                 .engine
                                 .as_ref()
@@ -512,9 +500,15 @@ fn endowed(
     match answer {
         Ok(Ok(())) => Ok(()),
         Ok(Err(EngineError::Endowment(message))) => Err(ExecutorError::endowment_failed(&message)),
+        Ok(Err(EngineError::ToolName(name))) => Err(tool_name_taken(&name)),
         Ok(Err(error)) => Err(run_failed(error, String::new())),
         Err(_) => Err(run_failed(EngineError::Stopped, String::new())),
     }
+}
+
+/// A variable refused for taking a tool's name.
+fn tool_name_taken(name: &str) -> ExecutorError {
+    ExecutorError::endowment_refused(name, "is a tool's name")
 }
 
 fn init_failed(error: &EngineError) -> ExecutorError {
@@ -547,6 +541,7 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
         EngineError::Aborted { started } => ExecutorError::aborted(started),
         EngineError::Start(message) => ExecutorError::init_failed(message),
         EngineError::Endowment(message) => ExecutorError::endowment_failed(&message),
+        EngineError::ToolName(name) => tool_name_taken(&name),
         EngineError::Dirty => ExecutorError::invalid_state(ExecutorState::Dirty, "run"),
         EngineError::Stopped => ExecutorError::shut_down(),
     };

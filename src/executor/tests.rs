@@ -446,3 +446,32 @@ async fn a_run_that_asks_for_no_trace_has_none() {
         .unwrap();
     assert_eq!(output.trace, None);
 }
+
+#[tokio::test]
+async fn a_variable_may_not_take_a_tools_name_and_a_fresh_engine_forgets_the_tools() {
+    // §4.3.2: the engine's list of installed tools is the one record of tool names.
+    let executor = executor();
+    executor.init().await.finish().unwrap();
+    executor
+        .send_tools(vec![String::from("lookup").into()], || {})
+        .await
+        .unwrap();
+    let refused = executor
+        .send_variables(vec![("lookup".into(), Value::Number(1.0))])
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ValidationFailed);
+    assert_eq!(refused.details["name"], "lookup");
+    assert!(
+        refused.message.contains("is a tool's name"),
+        "{}",
+        refused.message
+    );
+    // After cleanup() and init() the engine is new and has no tools: the name is free.
+    executor.cleanup().await.unwrap();
+    executor.init().await.finish().unwrap();
+    executor
+        .send_variables(vec![("lookup".into(), Value::Number(1.0))])
+        .await
+        .unwrap();
+}
