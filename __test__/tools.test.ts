@@ -210,6 +210,18 @@ describe('error mapping (§7.4): ERR_TOOL_PROXY_FAIL vs ERR_RUNTIME_EXCEPTION', 
     expect(error.retryable).toBe(true)
   })
 
+  it('an error whose name is empty is described as an Error, in the sandbox and in the failure', async () => {
+    const nameless = () => {
+      const error = new Error('no such file')
+      error.name = ''
+      throw error
+    }
+    const executor = await executorWith({ nameless })
+    expect((await executor.run('let caught; try { nameless() } catch (e) { caught = [e.name, e.message] }; caught')).output).toEqual(['Error', 'no such file'])
+    const error = await rejectionOf(executor.run('nameless()'))
+    expect(error.message).toBe('Tool execution failed: nameless: Error: no such file')
+  })
+
   it('a rejection with a non-Error value is a tool failure carrying its string form', async () => {
     const executor = await executorWith({ refuse: () => Promise.reject('no way') })
     const error = await rejectionOf(executor.run('await refuse()'))
