@@ -36,11 +36,19 @@ const MAX_SYNTAX_ERRORS: usize = 20;
 /// The rule id of every problem found here.
 const RULE: &str = "syntax_valid";
 
-/// Builds the text the parser sees.
+/// Builds the text the parser sees. A hashbang line (`#!…`, allowed only at the very start of a
+/// script) would no longer be at the start inside the wrapper: it becomes the `//` comment it
+/// stands for, of the same length, so every position stays where it was.
 pub(super) fn wrap(code: &str) -> String {
     let mut wrapped = String::with_capacity(PREFIX.len() + code.len() + SUFFIX.len());
     wrapped.push_str(PREFIX);
-    wrapped.push_str(code);
+    match code.strip_prefix("#!") {
+        Some(rest) => {
+            wrapped.push_str("//");
+            wrapped.push_str(rest);
+        }
+        None => wrapped.push_str(code),
+    }
     wrapped.push_str(SUFFIX);
     wrapped
 }

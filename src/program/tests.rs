@@ -469,3 +469,12 @@ fn typescript_that_lowers_to_invalid_javascript_is_a_syntax_error() {
     }
     assert!(!prepare("enum Color { Red }\nColor.Red", &ProgramContext::default()).is_blocked());
 }
+
+#[test]
+fn a_hashbang_line_at_the_start_is_a_comment_and_anywhere_else_a_syntax_error() {
+    // test262 language/comments/hashbang: `#!` is allowed only as the script's first characters.
+    assert!(rules_of("#!/usr/bin/env node\n1 + 1").is_empty());
+    assert!(rules_of("#!\n1 + 1").is_empty());
+    assert_eq!(rules_of("1;\n#!/usr/bin/env node"), ["syntax_valid"]);
+    assert_eq!(rules_of(" #! not first"), ["syntax_valid"]);
+}
