@@ -81,8 +81,8 @@ impl ArbNumber {
     }
 }
 
-/// The options as a caller may pass them.
-#[derive(Arbitrary, Debug)]
+/// The options as a caller may pass them; the default leaves every option out.
+#[derive(Arbitrary, Debug, Default)]
 pub struct ArbOptions {
     max_operations: Option<ArbNumber>,
     timeout_ms: Option<ArbNumber>,
@@ -444,16 +444,10 @@ mod tests {
                 timeout_ms: number(value),
                 max_queued_runs: number(value),
                 max_log_bytes: number(value),
-                memory_limit_bytes: None,
-                max_stack_bytes: None,
                 max_value_bytes: number(value),
                 max_canvas_size: number(value),
-                timers: None,
-                trace: None,
                 max_trace_bytes: number(value),
-                run_concurrency: None,
-                authorized_imports: None,
-                collect_console_levels: None,
+                ..ArbOptions::default()
             };
             check_options(&options);
         }
@@ -462,22 +456,7 @@ mod tests {
     #[test]
     fn failures_and_values_cross_the_same_with_and_without_tampering() {
         let case = Case {
-            options: ArbOptions {
-                max_operations: None,
-                timeout_ms: None,
-                max_queued_runs: None,
-                max_log_bytes: None,
-                memory_limit_bytes: None,
-                max_stack_bytes: None,
-                max_value_bytes: None,
-                max_canvas_size: None,
-                timers: None,
-                trace: None,
-                max_trace_bytes: None,
-                run_concurrency: None,
-                authorized_imports: None,
-                collect_console_levels: None,
-            },
+            options: ArbOptions::default(),
             tampering: vec![
                 Tamper::ErrorMessageAccessor,
                 Tamper::ErrorNameSetter,
@@ -524,22 +503,7 @@ mod tests {
     #[test]
     fn an_awaited_failure_names_the_line_of_its_call_with_tampering_too() {
         let case = Case {
-            options: ArbOptions {
-                max_operations: None,
-                timeout_ms: None,
-                max_queued_runs: None,
-                max_log_bytes: None,
-                memory_limit_bytes: None,
-                max_stack_bytes: None,
-                max_value_bytes: None,
-                max_canvas_size: None,
-                timers: None,
-                trace: None,
-                max_trace_bytes: None,
-                run_concurrency: None,
-                authorized_imports: None,
-                collect_console_levels: None,
-            },
+            options: ArbOptions::default(),
             tampering: vec![Tamper::ErrorMessageAccessor, Tamper::ErrorNameSetter],
             calls: vec![
                 Call {
@@ -574,22 +538,7 @@ mod tests {
     #[test]
     fn a_change_after_the_constructors_were_replaced_still_reaches_the_built_ins() {
         let case = Case {
-            options: ArbOptions {
-                max_operations: None,
-                timeout_ms: None,
-                max_queued_runs: None,
-                max_log_bytes: None,
-                memory_limit_bytes: None,
-                max_stack_bytes: None,
-                max_value_bytes: None,
-                max_canvas_size: None,
-                timers: None,
-                trace: None,
-                max_trace_bytes: None,
-                run_concurrency: None,
-                authorized_imports: None,
-                collect_console_levels: None,
-            },
+            options: ArbOptions::default(),
             tampering: vec![
                 Tamper::Constructors,
                 Tamper::IteratorNext,
