@@ -1,21 +1,11 @@
 // Issue 17 part 2: the execution trace of a run (`CodeOutput.trace`, `ExecutorError.trace`), its
 // budget (`maxTraceBytes`), and `onEvent`, which streams the same events as they happen.
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
-import { SESExecutor, rejectionOf } from './helpers'
+import { SESExecutor, executorsCleanedAfterEach, rejectionOf } from './helpers'
 import type { TraceEvent } from '../index'
 
-const live: Array<InstanceType<typeof SESExecutor>> = []
-async function executor(options?: ConstructorParameters<typeof SESExecutor>[0]) {
-  const created = await SESExecutor.create(options)
-  live.push(created)
-  return created
-}
-afterEach(async () => {
-  for (const created of live.splice(0)) {
-    if (created.state === 'READY' || created.state === 'DIRTY') await created.cleanup()
-  }
-})
+const executor = executorsCleanedAfterEach()
 
 type Of<T extends TraceEvent['type']> = Extract<TraceEvent, { type: T }>
 const ofType = <T extends TraceEvent['type']>(events: TraceEvent[], type: T) =>
