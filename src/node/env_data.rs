@@ -121,7 +121,16 @@ impl<'env> Thrown<'env> {
     /// JSON when that says only `[object Object]`). Never fails, never leaves an exception.
     pub fn name_and_message(&self, env: &Env) -> (String, String) {
         match self {
-            Thrown::Value(value) => describe_thrown(env, *value),
+            Thrown::Value(value) => {
+                let (name, message) = describe_thrown(env, *value);
+                // An error named "" would read ": message": it is an Error like any other.
+                let name = if name.is_empty() {
+                    "Error".into()
+                } else {
+                    name
+                };
+                (name, message)
+            }
             Thrown::Failed(reason) => ("Error".into(), reason.clone()),
         }
     }

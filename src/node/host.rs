@@ -349,11 +349,7 @@ fn copy_result(env: &Env, value: Unknown, tool: &str, max_value_bytes: u64) -> T
 /// unless the error says `retryable: false` (§8.2: whether a tool failure is retryable depends
 /// on it), read as guardedly as the rest.
 fn failure_of(env: &Env, thrown: &Thrown) -> ToolFailure {
-    let (mut name, message) = thrown.name_and_message(env);
-    // An error named "" would read ": message"; it is an Error like any other.
-    if name.is_empty() {
-        "Error".clone_into(&mut name);
-    }
+    let (name, message) = thrown.name_and_message(env);
     let retryable = match thrown {
         Thrown::Value(value) if guarded::is_error(value) => guarded::get(env, value, "retryable")
             .ok()
