@@ -9,6 +9,9 @@
 //! TEST262_DIR=/path/to/test262 TEST262_PATHS=test/language/statements,test/built-ins/Array \
 //!   cargo test --release --lib conformance::test262 -- --ignored --nocapture
 //! ```
+//!
+//! With `TEST262_VERDICTS=1` it also prints one line per test run, `raw pass <path>` or
+//! `raw fail <path>`, so that two builds' pass sets can be compared (`sort | diff`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -184,6 +187,7 @@ fn test262() {
         harness("sta.js"),
         harness("doneprintHandle.js"),
     );
+    let verdicts = std::env::var_os("TEST262_VERDICTS").is_some();
     let started = Instant::now();
     let options = options();
     let (mut ran, mut raw_passed, mut skipped) = (0, 0, 0);
@@ -223,7 +227,13 @@ fn test262() {
         code.push_str(&source);
         ran += 1;
         let raw = Reference::new().run(&code, false, false);
-        if !passes(&meta, &raw.outcome, &raw.logs) {
+        let raw_passes = passes(&meta, &raw.outcome, &raw.logs);
+        if verdicts {
+            let verdict = if raw_passes { "pass" } else { "fail" };
+            let name = test.strip_prefix(&dir).unwrap_or(test).display();
+            eprintln!("raw {verdict} {name}");
+        }
+        if !raw_passes {
             continue;
         }
         raw_passed += 1;
