@@ -217,6 +217,13 @@ fn replace_all_with_a_string_pattern_stops_at_the_deadline() {
     stops_at_the_deadline(LONG, "s.replaceAll('x', 'yy')");
 }
 
+// Patches 0610 and 0611: split and replace with a plain RegExp loop over matches in C.
+
+#[test]
+fn patch_0610_split_with_a_regexp_of_many_matches_stops_at_the_deadline() {
+    stops_at_the_deadline(LONG, "s.split(/x/)");
+}
+
 #[test]
 fn json_stringify_of_a_long_string_stops_at_the_deadline() {
     stops_at_the_deadline(LONG, "JSON.stringify(s)");

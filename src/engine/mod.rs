@@ -24,6 +24,8 @@ mod loop_guard_tests;
 mod modules;
 mod pool;
 mod reflect;
+#[cfg(test)]
+mod regexp_tests;
 mod script;
 #[cfg(test)]
 mod semantics_tests;

@@ -1,0 +1,166 @@
+//! The fast RegExp built-ins (QuickJS patches 0610 and 0611, issue 15): `split` and `replace`
+//! with an ordinary RegExp are computed from the regexp's bytecode, without the spec's
+//! splitter, result arrays and property reads, and must give exactly what the spec's steps
+//! give. Each differential test runs the same cases twice in one run, on a plain RegExp (fast
+//! path) and on one that code could observe (spec path: a subclass for `split`, whose species
+//! constructor is not %RegExp%; an own `exec` that forwards to the intrinsic for `replace`),
+//! and compares results and `lastIndex`; the other tests prove that anything code could
+//! observe still takes the spec's path.
+
+use super::testing::{engine_with, run_on, FakeHost};
+use super::*;
+
+fn options() -> Options {
+    Options {
+        timeout_ms: 20_000,
+        max_operations: u64::MAX,
+        ..Options::default()
+    }
+}
+
+/// The output of `code` (a string), which must run without error.
+fn output(code: &str) -> String {
+    let options = options();
+    let engine = engine_with(FakeHost::default(), &options);
+    let report = run_on(&engine, code, &options);
+    match report.result {
+        Ok(completion) => match completion.output {
+            Value::String(text) => text,
+            other => panic!("{code}: not a string: {other:?}"),
+        },
+        Err(error) => panic!("{code}: {error:?} (logs: {})", report.logs.text),
+    }
+}
+
+/// Subjects with 8-bit and 16-bit characters, surrogate pairs and lone surrogates.
+const SUBJECTS: &str = r#"[
+  "", " ", "a", "ab", "a b  c\td\n", "  lead and trail  ", "aXbXXc", "xxx", "abcabc",
+  "\u{1F600}a\u{1F600}", "\uD83D\uDE00\uD83D", "\uDE00\uD83D\uDE00", "é ü ß", "a\u2028b c",
+  "population 513275 in Lyon", "Foo-Bar_baz 42!", "12345678901 x 1234567890"
+]"#;
+
+/// Runs `cases` (JS that defines `fast(re, s)` and `spec(re, s)`, each returning a string)
+/// for every pattern and subject, and returns the mismatches, or "same" and the count.
+fn differential(patterns: &str, cases: &str) -> String {
+    output(&format!(
+        r#"
+        const subjects = {SUBJECTS};
+        const patterns = {patterns};
+        {cases}
+        const mismatches = [];
+        let compared = 0;
+        for (const [source, flags] of patterns) {{
+          for (const s of subjects) {{
+            for (const lastIndex of [0, 1, 3, 100, 1.5]) {{
+              const a = new RegExp(source, flags);
+              const b = new RegExp(source, flags);
+              a.lastIndex = lastIndex;
+              b.lastIndex = lastIndex;
+              const got = fast(a, s);
+              const want = spec(b, s);
+              compared++;
+              if (got !== want) mismatches.push(`/${{source}}/${{flags}} on ${{JSON.stringify(s)}} at ${{lastIndex}}: ${{got}} !== ${{want}}`);
+            }}
+          }}
+        }}
+        mismatches.length ? mismatches.slice(0, 20).join("\n") : `same ${{compared}}`
+        "#
+    ))
+}
+
+fn compared(result: &str) -> usize {
+    result
+        .strip_prefix("same ")
+        .and_then(|count| count.parse().ok())
+        .unwrap_or_else(|| panic!("the paths differ:\n{result}"))
+}
+
+const SPLIT_PATTERNS: &str = r#"[
+  ["\\s+", ""], ["(\\s)+", ""], ["\\s*", ""], ["", ""], ["", "u"], ["", "v"], ["x*", ""],
+  ["X", "g"], ["(X)|(Y)", ""], ["(?<l>X)", ""], ["\\b", ""], ["$", ""], ["^", "m"], ["a", "y"],
+  ["a|", "y"], ["(?<=a)", ""], [".", "u"], ["\\uD83D", "u"], ["\\uD83D", ""], ["[^a-z0-9]", "gi"],
+  ["(?:)", "gy"], ["\\d+", "d"], ["\\p{L}", "u"], ["\\s+", "m"], ["(\\d)(\\d)?", ""]
+]"#;
+
+#[test]
+fn patch_0610_split_gives_what_the_spec_path_gives() {
+    let result = differential(
+        SPLIT_PATTERNS,
+        r#"
+        class Spec extends RegExp {}
+        const limits = [undefined, 0, 1, 2, 3, -1, 2 ** 32 + 1, 1.5, NaN];
+        const fast = (re, s) => JSON.stringify(limits.map((limit) => s.split(re, limit))) + re.lastIndex;
+        const spec = (re, s) => {
+          const sub = new Spec(re.source, re.flags);
+          sub.lastIndex = re.lastIndex;
+          return JSON.stringify(limits.map((limit) => s.split(sub, limit))) + sub.lastIndex;
+        };
+        "#,
+    );
+    assert_eq!(compared(&result), 25 * 17 * 5);
+}
+
+#[test]
+fn patch_0610_split_of_a_plain_regexp_keeps_captures_empty_matches_and_surrogate_pairs() {
+    assert_eq!(
+        output(
+            r#"JSON.stringify([
+              "a1b22c".split(/(\d)(x)?/),
+              "abc".split(/(?:)/),
+              "\u{1F600}x".split(/(?:)/u),
+              "\u{1F600}x".split(/(?:)/),
+              "a  b".split(/ */),
+              "ab".split(/a*?/),
+              "".split(/x/),
+              "".split(/x*/),
+              "a,b,c".split(/,/, 2),
+            ])"#
+        ),
+        r#"[["a","1",null,"b","2",null,"","2",null,"c"],["a","b","c"],["😀","x"],["\ud83d","\ude00","x"],["a","b"],["a","b"],[""],[],["a","b"]]"#
+    );
+}
+
+#[test]
+fn patch_0610_split_takes_the_spec_path_when_code_could_observe_it() {
+    // Each line is what the spec's steps make visible; the fast path would show none of it.
+    assert_eq!(
+        output(
+            r#"
+            const seen = [];
+            const exec = RegExp.prototype.exec;
+            // The splitter's exec is read from RegExp.prototype at every index tried.
+            RegExp.prototype.exec = function (s) { seen.push("exec " + this.lastIndex); return exec.call(this, s); };
+            "a b".split(/ /);
+            RegExp.prototype.exec = exec;
+            // A species constructor.
+            class Loud extends RegExp { static get [Symbol.species]() { seen.push("species"); return RegExp; } }
+            "a b".split(new Loud(" "));
+            // The flags getter and a flag getter it reads.
+            const flags = Object.getOwnPropertyDescriptor(RegExp.prototype, "flags");
+            Object.defineProperty(RegExp.prototype, "flags", { get() { seen.push("flags"); return flags.get.call(this); }, configurable: true });
+            "a b".split(/ /);
+            Object.defineProperty(RegExp.prototype, "flags", flags);
+            const sticky = Object.getOwnPropertyDescriptor(RegExp.prototype, "sticky");
+            Object.defineProperty(RegExp.prototype, "sticky", { get() { seen.push("sticky"); return sticky.get.call(this); }, configurable: true });
+            "a b".split(/ /);
+            Object.defineProperty(RegExp.prototype, "sticky", sticky);
+            // IsRegExp in the RegExp constructor reads Symbol.match.
+            const re = / /;
+            Object.defineProperty(re, Symbol.match, { get() { seen.push("match"); return undefined; } });
+            "a b".split(re);
+            // A limit whose valueOf runs after the splitter is made.
+            "a b".split(/ /, { valueOf() { seen.push("limit"); RegExp.prototype.exec = function () { seen.push("patched"); return null; }; return 5; } });
+            RegExp.prototype.exec = exec;
+            // The constructor property: a getter, and a value that is no object.
+            const own = / /;
+            Object.defineProperty(own, "constructor", { get() { seen.push("constructor"); return RegExp; } });
+            "a b".split(own);
+            const odd = / /;
+            odd.constructor = 1;
+            try { "a b".split(odd); } catch (e) { seen.push(e.name); }
+            seen.join()
+            "#
+        ),
+        "exec 0,exec 1,exec 2,species,flags,sticky,match,limit,patched,patched,patched,constructor,TypeError"
+    );
+}
