@@ -225,6 +225,11 @@ fn patch_0610_split_with_a_regexp_of_many_matches_stops_at_the_deadline() {
 }
 
 #[test]
+fn patch_0611_replace_with_a_regexp_of_many_matches_stops_at_the_deadline() {
+    stops_at_the_deadline(LONG, "s.replace(/x/g, '$&$&')");
+}
+
+#[test]
 fn json_stringify_of_a_long_string_stops_at_the_deadline() {
     stops_at_the_deadline(LONG, "JSON.stringify(s)");
 }

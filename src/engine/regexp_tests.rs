@@ -164,3 +164,108 @@ fn patch_0610_split_takes_the_spec_path_when_code_could_observe_it() {
         "exec 0,exec 1,exec 2,species,flags,sticky,match,limit,patched,patched,patched,constructor,TypeError"
     );
 }
+
+const REPLACE_PATTERNS: &str = r#"[
+  ["a", ""], ["a", "g"], ["a", "y"], ["a", "gy"], ["X", "g"], ["(X)|(Y)", "g"],
+  ["(?<x>X)|(?<x>b)", "g"], ["(?<first>\\w)(?<rest>\\w*)", "g"], ["x*", "g"], ["", "g"],
+  ["", "gu"], ["\\uD83D", "gu"], ["\\uD83D", "g"], [".", "gu"], ["[^a-z0-9]", "g"],
+  ["[^a-z0-9]", "gi"], ["\\s+", ""], ["(\\d)(\\d)(\\d)(\\d)(\\d)(\\d)(\\d)(\\d)(\\d)(\\d)(\\d)?", "g"],
+  ["$", "gm"], ["(?<=a)", "g"], ["(a)?b", "g"], ["\\p{L}+", "gv"]
+]"#;
+
+#[test]
+fn patch_0611_replace_gives_what_the_spec_path_gives() {
+    let result = differential(
+        REPLACE_PATTERNS,
+        r#"
+        const replacements = ["", "-", "$&", "[$1]", "$2", "$10", "$01", "$11", "$99", "$0",
+          "<$<x>>", "<$<first>|$<rest>>", "$<nope>", "$<", "$<>", "$$", "$`", "$'", "$", "a$$$&b",
+          "\u{1F600}$&"];
+        const run = (re, s) => JSON.stringify(replacements.map((r) => {
+          const out = s.replace(re, r);
+          return [out, re.lastIndex];
+        }));
+        const fast = run;
+        const spec = (re, s) => {
+          // An own exec, forwarding to the intrinsic: the spec path, with the same matches.
+          re.exec = function (s) { return RegExp.prototype.exec.call(this, s); };
+          return run(re, s);
+        };
+        "#,
+    );
+    assert_eq!(compared(&result), 22 * 17 * 5);
+}
+
+#[test]
+fn patch_0611_replace_of_a_plain_regexp_expands_every_substitution() {
+    assert_eq!(
+        output(
+            r#"JSON.stringify([
+              "John Smith".replace(/(?<first>\w+)\s(?<last>\w+)/, "$<last>, $<first> ($2 $1) [$&] $$"),
+              "aXbXc".replace(/X/g, "[$`|$']"),
+              "Hello, World!".toLowerCase().replace(/[^a-z0-9]/g, ""),
+              "\u{1F600}\u{1F600}".replace(/(?:)/gu, "-"),
+              "\u{1F600}".replace(/(?:)/g, "-").length,
+              "abc".replace(/(?<x>a)|(?<x>c)/g, "<$<x>>"),
+              "a1".replace(/(a)(1)/, "$01$02$3$10"),
+            ])"#
+        ),
+        r#"["Smith, John (Smith John) [John Smith] $","a[a|bXc]b[aXb|c]c","helloworld","-😀-😀-",5,"<a>b<c>","a1$3a0"]"#
+    );
+}
+
+#[test]
+fn patch_0611_replace_sets_last_index_as_exec_does() {
+    assert_eq!(
+        output(
+            r#"
+            const out = [];
+            const g = /a/g; g.lastIndex = 7; "aba".replace(g, "x"); out.push(g.lastIndex);
+            const y = /a/y; y.lastIndex = 2; out.push("aba".replace(y, "x"), y.lastIndex);
+            y.lastIndex = 1; out.push("aba".replace(y, "x"), y.lastIndex);
+            y.lastIndex = 9; out.push("aba".replace(y, "x"), y.lastIndex);
+            const plain = /a/; plain.lastIndex = 2.5; out.push("aba".replace(plain, "x"), plain.lastIndex);
+            JSON.stringify(out)
+            "#
+        ),
+        r#"[0,"abx",3,"aba",0,"aba",0,"xba",2.5]"#
+    );
+}
+
+#[test]
+fn patch_0611_replace_takes_the_spec_path_when_code_could_observe_it() {
+    assert_eq!(
+        output(
+            r#"
+            const seen = [];
+            const exec = RegExp.prototype.exec;
+            RegExp.prototype.exec = function (s) { seen.push("exec " + this.lastIndex); return exec.call(this, s); };
+            "aXbXc".replace(/X/g, "-");
+            RegExp.prototype.exec = exec;
+            const global = Object.getOwnPropertyDescriptor(RegExp.prototype, "global");
+            Object.defineProperty(RegExp.prototype, "global", { get() { seen.push("global"); return global.get.call(this); }, configurable: true });
+            "aXb".replace(/X/g, "-");
+            Object.defineProperty(RegExp.prototype, "global", global);
+            const dotAll = Object.getOwnPropertyDescriptor(RegExp.prototype, "dotAll");
+            Object.defineProperty(RegExp.prototype, "dotAll", { get() { seen.push("dotAll"); return dotAll.get.call(this); }, configurable: true });
+            "aXb".replace(/X/g, "-");
+            Object.defineProperty(RegExp.prototype, "dotAll", dotAll);
+            // A lastIndex that is an object: the spec's exec reads it with ToLength.
+            const plain = /X/;
+            plain.lastIndex = { valueOf() { seen.push("valueOf"); return 0; } };
+            "aXb".replace(plain, "-");
+            // A lastIndex that cannot be written.
+            const frozen = /X/g;
+            Object.defineProperty(frozen, "lastIndex", { writable: false });
+            try { "aXb".replace(frozen, "-"); } catch (e) { seen.push(e.name); }
+            // A subclass that overrides exec.
+            class Mine extends RegExp { exec(s) { seen.push("mine"); return super.exec(s); } }
+            seen.push("aXb".replace(new Mine("X"), "-"));
+            // A function replacement sees each match.
+            seen.push("aXb".replace(/X/g, (m, i) => `${m}@${i}`));
+            seen.join()
+            "#
+        ),
+        "exec 0,exec 2,exec 4,global,dotAll,valueOf,TypeError,mine,a-b,aX@1b"
+    );
+}
