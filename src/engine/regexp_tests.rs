@@ -269,3 +269,82 @@ fn patch_0611_replace_takes_the_spec_path_when_code_could_observe_it() {
         "exec 0,exec 2,exec 4,global,dotAll,valueOf,TypeError,mine,a-b,aX@1b"
     );
 }
+
+/// Patterns of every first-element kind the search prefilter reads (a character, a
+/// case-insensitive one, classes reaching or not reaching past Latin-1, `^`) and of kinds it
+/// leaves to the matcher.
+const SEARCH_PATTERNS: &str = r#"[
+  ["abc", ""], ["b", ""], ["\u00e9", ""], ["\u4e2d", ""], ["k", "iu"], ["k", "i"], ["s", "iu"],
+  ["\u00c9", "i"], ["[a-c]d", ""], ["[^a-c]", ""], ["\\s+", ""], ["[^a-z0-9]", "g"],
+  ["[\u00e0-\u00ff]", ""], ["[\u00e0-\u0150]", ""], ["[j-l]", "iu"], ["[a-c]", "i"], ["^a", ""],
+  ["^a", "m"], ["a$", "m"], ["\\u{1F600}", "u"], ["[\\u{1F600}-\\u{1F64F}]", "u"],
+  ["\\uDE00", "u"], ["\\uDE00", ""], ["\\uD83D", "u"], [".", "u"], ["\\bfoo", ""],
+  ["(?<=a)b", ""], ["a*b", ""], ["(a|b)c", ""], ["(a)q|b", ""], ["a{0,2}b", ""],
+  ["(?:ab){0,3}c", ""], ["a{2}", ""], ["(a){0,1}b", ""], ["[a-c]", "i"], ["\u00e9", "i"]
+]"#;
+
+#[test]
+fn patch_0612_a_search_finds_what_sticky_attempts_at_each_index_find() {
+    // The spec's leftmost match is the first index, stepping by code points under u, where a
+    // sticky match succeeds: sticky regexps do not take the prefilter.
+    let result = output(&format!(
+        r#"
+        const patterns = {SEARCH_PATTERNS};
+        const subjects = [
+          "", "abc", "xxabcd", "ab cd\tef", "aaaaab", "aaaaab\u4e2d", "b\na", "b\u2028a", "a foo",
+          "xab", "ab cb", "xK", "x\u212a", "x\u017f", "xS", "\u00c9\u00e9", "AB\u00ff\u0100",
+          "\u{{1F600}}\u{{1F601}}x", "a\uDE00\uD83D", "\uD83D\uDE00\uDE00", "Foo-Bar_baz 42!",
+          "b\u0130a", "xyK", "\u0150\u0151",
+        ];
+        const mismatches = [];
+        let compared = 0;
+        for (const [source, flags] of patterns) {{
+          const unicode = /[uv]/.test(flags);
+          for (const s of subjects) {{
+            for (const from of [0, 1, 2]) {{
+              const search = new RegExp(source, flags.replace("g", "") + "g");
+              search.lastIndex = from;
+              const found = search.exec(s);
+              const got = found ? `${{found.index}}:${{found[0]}}:${{found.slice(1)}}` : "null";
+              let want = "null";
+              const sticky = new RegExp(source, flags.replace("g", "") + "y");
+              for (let i = from; i <= s.length; ) {{
+                sticky.lastIndex = i;
+                const r = sticky.exec(s);
+                if (r) {{ want = `${{r.index}}:${{r[0]}}:${{r.slice(1)}}`; break; }}
+                const c = s.codePointAt(i);
+                i += unicode && c > 0xffff ? 2 : 1;
+              }}
+              compared++;
+              if (got !== want) mismatches.push(`/${{source}}/${{flags}} on ${{JSON.stringify(s)}} from ${{from}}: ${{got}} !== ${{want}}`);
+            }}
+          }}
+        }}
+        mismatches.length ? mismatches.slice(0, 20).join("\n") : `same ${{compared}}`
+        "#
+    ));
+    assert_eq!(compared(&result), 36 * 24 * 3);
+}
+
+#[test]
+fn patch_0612_a_search_keeps_the_corner_cases_of_case_folding_anchors_and_surrogates() {
+    assert_eq!(
+        output(
+            r#"
+            const m = (re, s) => { const r = re.exec(s); return r === null ? "null" : r.index + ":" + r[0]; };
+            JSON.stringify([
+              m(/k/iu, "x\u212a"), m(/k/i, "x\u212a"), m(/s/iu, "x\u017f"), m(/[r-t]/iu, "xy\u017f"),
+              m(/[\u00e0-\u00ff]/, "AB\u0100"), m(/[\u00e0-\u0150]/, "AB\u0100"),
+              m(/^a/, "b\na"), m(/^a/m, "b\na"), m(/^a/m, "b\u2028a"),
+              m(/\ude00/u, "\u{1F600}"), m(/\ude00/, "\u{1F600}"), m(/\ude00/u, "a\ude00"),
+              m(/\u{1F600}x/u, "\u{1F600}\u{1F600}x"), m(/(?<=a)b/, "xab"),
+              m(/\u4e2d/, "abc"), m(/[\u0100-\u0200]/, "aaaaab"),
+              (() => { const re = /^a/g; re.lastIndex = 1; return re.exec("aa"); })(),
+              (() => { const re = /(a)q|b/; const r = re.exec("ab"); return [r.index, r[1]]; })(),
+              "abcb".split(/b/), "Kelvin".replace(/k/giu, "K"), "aXbXc".split(/x/i),
+            ]).replace(/[^\x20-\x7e]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"))
+            "#
+        ),
+        r#"["1:\u212a","null","1:\u017f","2:\u017f","null","2:\u0100","null","2:a","2:a","null","1:\ude00","1:\ude00","2:\ud83d\ude00x","2:b","null","null",null,[1,null],["a","c",""],"Kelvin",["a","b","c"]]"#
+    );
+}
