@@ -499,8 +499,8 @@ export interface RunStats {
 /**
  * Sets how many engine threads run the executors of this process (default: the number of
  * cores, or `SES_EXECUTOR_THREADS` when set as the process starts). Takes effect at once:
- * more threads start as work arrives; threads beyond a smaller size exit once their current
- * run is over. Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
+ * more threads start as work arrives; threads beyond a smaller size exit once idle (half a
+ * second after their last run). Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
  */
 export declare function setEngineThreads(threads: number): void
 

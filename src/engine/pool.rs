@@ -22,8 +22,9 @@
 //! a backlog, and that wait grows (W12, 1,000 executors running W9: a sync call took 12 µs alone
 //! and 0.55 ms on average among them, a third of each step). So a thread that waits for Node
 //! while executors are queued ([`Blocked`]) lets another thread take the queue: up to
-//! [`BLOCKED_EXTRA`] threads beyond the size, which go back to sleep (and exit) once the queue is
-//! empty, as Go's scheduler hands a blocked thread's processor over.
+//! [`BLOCKED_EXTRA`] threads beyond the size, as Go's scheduler hands a blocked thread's
+//! processor over. Free threads take a job only while fewer than the size compute; a thread
+//! beyond the size exits once it has been idle for [`EXTRA_IDLE`].
 
 use std::collections::{BinaryHeap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -55,6 +56,9 @@ pub const MAX_THREADS: usize = 1024;
 /// Node's thread (see the module documentation): the process runs at most size + this many
 /// engine threads.
 pub const BLOCKED_EXTRA: usize = 4;
+
+/// How long a thread beyond the configured size stays asleep with nothing to do before it exits.
+const EXTRA_IDLE: Duration = Duration::from_millis(500);
 
 /// How long a thread that just finished a job polls for the next one before it sleeps: the next
 /// run of an executor usually follows within one round trip through Node's thread (see
@@ -289,8 +293,8 @@ pub(super) fn others_waiting() -> bool {
     pool().queued.load(Ordering::Acquire) > 0
 }
 
-/// Sets the number of threads. Fewer: threads beyond it exit once free. More: they start as
-/// work arrives.
+/// Sets the number of threads. Fewer: threads beyond it exit once idle for [`EXTRA_IDLE`] (at
+/// once beyond [`BLOCKED_EXTRA`] more). More: they start as work arrives.
 pub fn set_threads(size: usize) {
     let pool = pool();
     let mut state = pool.lock();
@@ -372,7 +376,7 @@ fn thread_main(number: usize) {
             state = pool.lock();
             continue;
         }
-        if state.threads > state.allowed() {
+        if state.threads > state.target + BLOCKED_EXTRA {
             state.threads -= 1;
             return;
         }
@@ -402,13 +406,14 @@ fn thread_main(number: usize) {
             state.spinning -= 1;
             continue;
         }
-        // A thread started while others waited for Node's thread leaves once there is
-        // nothing to do.
-        if state.threads > state.target && state.jobs.is_empty() {
-            state.threads -= 1;
-            return;
-        }
-        let wake_at = state.timers.peek().map(|timer| timer.at);
+        // A thread beyond the size (started while others waited for Node's thread, or left by
+        // a smaller size) sleeps at most `EXTRA_IDLE`: the next wait for Node's thread usually
+        // follows soon, and starting a thread costs more than waking one.
+        let idle_until = (state.threads > state.target).then(|| Instant::now() + EXTRA_IDLE);
+        let wake_at = [state.timers.peek().map(|timer| timer.at), idle_until]
+            .into_iter()
+            .flatten()
+            .min();
         state.sleeping.push((number, std::thread::current()));
         drop(state);
         // Pages a deep run touched below the usual depth go back to the system while the
@@ -421,6 +426,11 @@ fn thread_main(number: usize) {
         state = pool.lock();
         // Woken by a timer's time or spuriously rather than by `unpark`: no longer asleep.
         state.sleeping.retain(|(sleeper, _)| *sleeper != number);
+        let idle = idle_until.is_some_and(|until| Instant::now() >= until);
+        if idle && state.threads > state.target && !state.may_take() {
+            state.threads -= 1;
+            return;
+        }
     }
 }
 
