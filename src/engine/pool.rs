@@ -15,7 +15,7 @@
 //! Threads start on demand, up to the configured size (default: the machine's cores; the
 //! `SES_EXECUTOR_THREADS` environment variable when the pool starts, or [`set_threads`] at any
 //! time). An idle thread polls the queue for a few microseconds, then sleeps without using CPU;
-//! threads beyond a lowered size exit when they are next free.
+//! threads beyond a lowered size exit once idle.
 //!
 //! The size bounds the threads that compute. A run waiting for a synchronous tool holds its
 //! thread, computing nothing, while Node's thread answers; with many executors Node's thread has
