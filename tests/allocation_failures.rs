@@ -236,9 +236,10 @@ where
 
 /// Programs that together reach the engine's main allocation paths: compiling, objects whose
 /// shapes grow (the property flood that crashed the process), strings, arrays, closures, JSON,
-/// exceptions, console, `final_answer`, an uncaught error described at its line, and a canvas
-/// drawn and read back (with the image returned).
-const PROGRAMS: [(&str, &str); 5] = [
+/// exceptions, console, `final_answer`, an uncaught error described at its line, a canvas
+/// drawn and read back (with the image returned), and RegExp split and replace (the fast
+/// paths of QuickJS patches 0610-0612).
+const PROGRAMS: [(&str, &str); 6] = [
     (
         "property flood",
         "const o = {}; for (let i = 0; i < 64; i++) o['key' + i] = i; Object.keys(o).length",
@@ -263,6 +264,11 @@ const PROGRAMS: [(&str, &str); 5] = [
         "const g = getCanvas(8, 8).getContext('2d'); g.fillStyle = 'red'; \
          g.fillRect(0, 0, 4, 4); Array.from(g.getImageData(0, 0, 1, 1).data).join()",
     ),
+    (
+        "regexp split and replace",
+        "'a b  c'.split(/\\s+/).join('|') + ',' + 'A-b_C'.toLowerCase().replace(/[^a-z]/g, '') + \
+         ',' + 'John Smith'.replace(/(?<f>\\w+) (?<l>\\w+)/, '$<l> $<f>')",
+    ),
 ];
 
 fn program_expected(name: &str, result: Result<RunOutput, ExecutorError>) -> bool {
@@ -279,6 +285,9 @@ fn program_expected(name: &str, result: Result<RunOutput, ExecutorError>) -> boo
             output.is_final_answer
                 && output.output == Value::Number(32.0)
                 && output.logs == r#"seen { seen: "cannot read property 'x' of null" }"#
+        }
+        ("regexp split and replace", Ok(output)) => {
+            output.output == Value::String("a|b|c,abc,Smith John".into())
         }
         ("a canvas drawn and read back", Ok(output)) => {
             output.output == Value::String("255,0,0,255".into()) && output.images.len() == 1
