@@ -296,9 +296,10 @@ mod tests {
         assert_eq!(meter.peak(), 0);
     }
 
-    /// Patch 0300 (vendor/quickjs-patches/0300-arena-growth.patch): what QuickJS takes from the
-    /// allocator for a fresh runtime and context is close to what it uses (size-class arenas
-    /// start small instead of at 4 KB each): 1.23 times with the patch, 1.57 times without.
+    /// Patches 0300 and 0301 (vendor/quickjs-patches/): what QuickJS takes from the allocator
+    /// for a fresh runtime and context is close to what it uses (size-class arenas start small
+    /// instead of at 4 KB each, and stay at 1 KB while a class is in light use): 1.12 times
+    /// with both, 1.23 times with 0300 alone, 1.57 times with neither.
     #[test]
     fn a_fresh_runtime_holds_little_more_than_it_uses() {
         let meter = Rc::new(HeapMeter::default());
@@ -307,7 +308,7 @@ mod tests {
         let context = rquickjs::Context::full(&runtime).unwrap();
         let used = usize::try_from(runtime.memory_usage().malloc_size).unwrap();
         let held = meter.held.get();
-        assert!(held * 100 < used * 130, "held {held} bytes for {used} used");
+        assert!(held * 100 < used * 116, "held {held} bytes for {used} used");
         drop(context);
     }
 
