@@ -191,7 +191,7 @@ mod system {
 mod system {
     use std::ptr;
 
-    use rquickjs::allocator::Allocator;
+    use rquickjs::allocator::{Allocator, RustAllocator};
 
     pub(super) fn alloc(size: usize) -> *mut u8 {
         RustAllocator.alloc(size)
