@@ -300,12 +300,19 @@ export declare function enginePoolStats(): EnginePoolStats
 
 /** What the engine-thread pool is doing now. */
 export interface EnginePoolStats {
-  /** The most engine threads the pool runs (the configured size). */
+  /** The most engine threads that run executors' code at once (the configured size). */
   size: number
+  /**
+   * The most engine threads alive: `size`, and up to 4 more that serve waiting executors
+   * while others wait for Node's thread to answer a synchronous tool call.
+   */
+  maxThreads: number
   /** Engine threads started so far and still alive (they start as work arrives). */
   threads: number
-  /** Engine threads running an executor's code at this moment. */
+  /** Engine threads serving an executor at this moment. */
   busy: number
+  /** Of those, threads waiting for Node's thread to answer a synchronous tool call. */
+  blocked: number
   /** Executors waiting for a free engine thread. */
   queued: number
   /**
@@ -492,8 +499,8 @@ export interface RunStats {
 /**
  * Sets how many engine threads run the executors of this process (default: the number of
  * cores, or `SES_EXECUTOR_THREADS` when set as the process starts). Takes effect at once:
- * more threads start as work arrives; threads beyond a smaller size exit once their current
- * run is over. Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
+ * more threads start as work arrives; threads beyond a smaller size exit once idle (half a
+ * second after their last run). Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
  */
 export declare function setEngineThreads(threads: number): void
 

@@ -29,6 +29,34 @@ describe('Node’s event loop is never blocked by sandbox code', () => {
     expect(maxGap).toBeLessThan(250)
     await executor.cleanup()
   })
+
+  // Node's thread waits briefly after answering a tool for the same run's next call (node/host.rs
+  // `Burst`), for synchronous tools and for promises that settle at once; a chain of such calls
+  // is bounded, so that timers and I/O keep their turn.
+  it.each([
+    ['a synchronous tool', 'ping()'],
+    ['an async tool whose promise settles at once', 'await pingAsync()'],
+  ])('timers keep firing while the guest calls %s in a loop for 1 s', async (_, call) => {
+    const executor = await SESExecutor.create({ maxOperations: 1e12, timeoutMs: 10_000 })
+    await executor.sendTools({ ping: () => 1, pingAsync: async () => 1 })
+    let last = Date.now()
+    let maxGap = 0
+    let ticks = 0
+    const timer = setInterval(() => {
+      const now = Date.now()
+      maxGap = Math.max(maxGap, now - last)
+      last = now
+      ticks++
+    }, 5)
+    const result = await executor.run(
+      `const end = Date.now() + 1000; let calls = 0; while (Date.now() < end) calls += ${call}; calls`,
+    )
+    clearInterval(timer)
+    expect(result.output).toBeGreaterThan(1000)
+    expect(maxGap).toBeLessThan(100)
+    expect(ticks).toBeGreaterThan(50)
+    await executor.cleanup()
+  })
 })
 
 describe('process lifetime', () => {

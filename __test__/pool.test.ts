@@ -100,6 +100,33 @@ describe('the engine-thread pool', () => {
     await Promise.all([spinner.cleanup(), other.cleanup()])
   })
 
+  it('a run waiting for Node’s thread on a synchronous tool lets queued executors run on another thread, within maxThreads', async () => {
+    setEngineThreads(1)
+    const waiting = await SESExecutor.create()
+    const other = await SESExecutor.create()
+    let toolEnd = 0
+    let quick: Promise<{ output: unknown }> | undefined
+    await waiting.sendTools({
+      // Starts the other executor's run, then holds Node's thread (and so the waiting run on
+      // the only configured engine thread) for 300 ms.
+      slow: () => {
+        quick = other.run('Date.now()')
+        const end = Date.now() + 300
+        while (Date.now() < end) {}
+        toolEnd = Date.now()
+        return 'done'
+      },
+    })
+    expect((await waiting.run('slow()')).output).toBe('done')
+    // The other run computed while the tool held Node's thread and the waiting run its thread.
+    expect((await quick!).output).toBeLessThan(toolEnd)
+    const stats = enginePoolStats()
+    expect(stats.maxThreads).toBe(1 + 4)
+    expect(stats.threads).toBeLessThanOrEqual(stats.maxThreads)
+    expect(stats.blocked).toBe(0)
+    await Promise.all([waiting.cleanup(), other.cleanup()])
+  })
+
   it('timeouts and abort signals stop spinning guests on every pool thread, and the threads serve others after', async () => {
     setEngineThreads(2)
     const spinners = await Promise.all(

@@ -305,3 +305,49 @@ describe('TypeScript-annotated input', () => {
     expect(await output('function first<T>(xs: T[]): T { return xs[0]! }\nfirst<number>([4, 5])')).toBe(4)
   })
 })
+
+describe('the result object (§3.1 CodeOutput, LogEntry)', () => {
+  const dataKeys = (value: object) =>
+    Object.entries(Object.getOwnPropertyDescriptors(value)).map(([key, d]) => [key, 'value' in d && d.writable && d.enumerable])
+
+  it('§3.1 CodeOutput is a plain object of own data properties, in the order index.d.ts documents', async () => {
+    const result = await run('console.log("a"); 1 + 1')
+    expect(Object.getPrototypeOf(result)).toBe(Object.prototype)
+    expect(dataKeys(result)).toEqual(
+      ['output', 'logs', 'is_final_answer', 'logEntries', 'stats', 'diagnostics', 'images'].map((k) => [k, true]),
+    )
+    expect(dataKeys(result.stats)).toEqual(
+      ['wallTimeMs', 'toolTimeMs', 'toolCalls', 'operations', 'peakHeapBytes'].map((k) => [k, true]),
+    )
+    expect(dataKeys(result.logEntries[0])).toEqual(['level', 'message', 'ts'].map((k) => [k, true]))
+    expect(result.logEntries[0]).toMatchObject({ level: 'log', message: 'a' })
+    // Fields with nothing in them are fresh arrays, one per result.
+    const again = await run('2')
+    expect(again.diagnostics).toEqual([])
+    expect(again.images).not.toBe(result.images)
+  })
+
+  it('is built without running the host realm’s setters or prototype code', async () => {
+    const touched: string[] = []
+    const names = ['output', 'logs', 'stats', 'logEntries', 'level', 'wallTimeMs', 'trace', 'type', 'outcome']
+    for (const name of names) {
+      Object.defineProperty(Object.prototype, name, {
+        configurable: true,
+        set() {
+          touched.push(name)
+        },
+      })
+    }
+    try {
+      const result = await executor.run('console.info("b"); 41 + 1', { trace: true })
+      expect(result.output).toBe(42)
+      expect(Object.hasOwn(result, 'trace')).toBe(true)
+      expect(result.trace?.at(-1)?.type).toBe('run_end')
+      expect(result.logEntries[0].level).toBe('info')
+      expect(typeof result.stats.wallTimeMs).toBe('number')
+    } finally {
+      for (const name of names) delete (Object.prototype as Record<string, unknown>)[name]
+    }
+    expect(touched).toEqual([])
+  })
+})

@@ -181,7 +181,87 @@ function targets(results) {
       verdict(rel == null ? null : rel >= 0.8 * cores),
     ])
   }
+  // Issue 15: the stricter per-step targets, with the machine's floor where one applies.
+  const floors = results.floors?.skipped ? undefined : results.floors
+  const strict = (label, w, ok, best, reference) => {
+    rows.push([
+      reference ? `${label}; ${reference}` : label,
+      usable(ours, w) ? quantity(median(ours, w), ours.workloads[w].unit) : '–',
+      best ? `${quantity(median(best, w), best.workloads[w].unit)} (${best.peer.id})` : '–',
+      verdict(usable(ours, w) ? ok(median(ours, w)) : null),
+    ])
+  }
+  const under = (limit) => (value) => value <= limit
+  strict('W1 ≤ 250 µs (issue 15)', 'W1', under(250), bestIsolating(peers, 'W1'))
+  strict('W2 ≤ 10 µs (issue 15)', 'W2', under(10), bestIsolating(peers, 'W2'))
+  strict(
+    'W3 ≤ 8 µs/call (issue 15)',
+    'W3',
+    under(8),
+    bestIsolating(peers, 'W3'),
+    floors && `a worker's async round trip through Node's event loop: ${num(floors.asyncCallUs)} µs`,
+  )
+  strict(
+    'W4 ≤ 3 µs/call (issue 15)',
+    'W4',
+    under(3),
+    bestIsolating(peers, 'W4'),
+    floors && `a worker's sync round trip through Node's event loop: ${num(floors.syncCallUs)} µs`,
+  )
+  {
+    const ivm = peers.find((p) => p.peer.id === 'isolated-vm')
+    const limit = Math.min(1, usable(ivm, 'W6') ? median(ivm, 'W6') : 1)
+    strict(
+      'W6 ≤ 1 ms and below isolated-vm (issue 15)',
+      'W6',
+      under(limit),
+      bestIsolating(peers, 'W6'),
+      floors && `machine floor (a bare worker spinning): ${num(floors.spinGapMs)} ms`,
+    )
+  }
+  strict('W8 ≤ 0.5 ms (issue 15)', 'W8', under(0.5), bestIsolating(peers, 'W8'))
+  strict(
+    'W9 ≤ half of quickjs-emscripten (issue 15)',
+    'W9',
+    (value) => usable(qjs, 'W9') && value * 2 <= median(qjs, 'W9'),
+    usable(qjs, 'W9') ? qjs : undefined,
+  )
   return rows
+}
+
+/** The machine's floors (bench/floors.mjs), for RESULTS.md. */
+function floorsSection(floors) {
+  if (!floors) return []
+  if (floors.skipped) return ['## Floors of this machine', '', `Not measured: ${floors.skipped}.`, '']
+  return [
+    '## Floors of this machine (no sandbox)',
+    '',
+    '`bench/floors.mjs` runs, in a child process after the peers, what any design that runs guest ' +
+      "code off Node's thread meets on this machine, with Node's own primitives and no sandbox: " +
+      `medians of ${num(floors.samples)} samples.`,
+    '',
+    table(
+      ['floor', 'figure', 'what it bounds'],
+      [
+        [
+          "W6's spin in a worker thread: Node's longest 1 ms-interval gap",
+          quantity(floors.spinGapMs, 'ms'),
+          "W6: nothing shares Node's thread, so the gap is the machine's scheduling of it",
+        ],
+        [
+          "a worker asks Node's event loop and blocks for the answer (message + `Atomics.wait`)",
+          quantity(floors.syncCallUs, 'µs/call'),
+          "W4's hop onto Node's thread and back",
+        ],
+        [
+          "a worker asks Node's event loop and awaits the answer (messages both ways)",
+          quantity(floors.asyncCallUs, 'µs/call'),
+          "W3's hop onto Node's thread and back",
+        ],
+      ],
+    ),
+    '',
+  ]
 }
 
 function table(header, rows) {
@@ -263,7 +343,9 @@ export function render(results) {
     lines.push('')
   }
 
-  lines.push('## Targets (issue 6): this package against the best isolating peer')
+  lines.push(...floorsSection(results.floors))
+
+  lines.push('## Targets (issues 6, 15 and 16): this package against the best isolating peer')
   lines.push('')
   lines.push(
     '"Isolating" peers keep a heap of their own and can stop synchronous guest code at a deadline ' +

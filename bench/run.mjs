@@ -1,5 +1,6 @@
 // `npm run bench [-- --quick] [-- --only=ses-executor,isolated-vm]`: every peer in a child
-// process of its own, one after another, then W5's guard overhead from the Rust example, then
+// process of its own, one after another, then the machine's floors (floors.mjs), then W5's
+// guard overhead from the Rust example, then
 // bench/results.json + bench/RESULTS.md (--quick writes *.quick.* files, which git ignores).
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -63,8 +64,9 @@ for (const id of PEERS.filter((p) => !only || only.includes(p))) {
 }
 rmSync(scratch, { recursive: true, force: true })
 
+const floors = machineFloors()
 const guard = guardOverhead()
-const results = { machine, quick, note, wallSeconds: (Date.now() - started) / 1000, peers, guard }
+const results = { machine, quick, note, wallSeconds: (Date.now() - started) / 1000, peers, floors, guard }
 writeFileSync(path.join(here, `results${quick ? '.quick' : ''}.json`), `${JSON.stringify(results, null, 2)}\n`)
 publish(results)
 console.log(
@@ -97,6 +99,23 @@ function publish(results) {
     const quoted = `${open}\n${renderSummary(results)}\n${close}`
     writeFileSync(readme, text.slice(0, from) + quoted + text.slice(to + close.length))
     console.log('updated the results quoted in README.md')
+  }
+}
+
+/** What the machine allows any off-thread design (bench/floors.mjs), in a child of its own. */
+function machineFloors() {
+  console.log('\n== floors of this machine (bench/floors.mjs)')
+  const out = path.join(os.tmpdir(), `ses-executor-floors-${process.pid}.json`)
+  const child = spawnSync(process.execPath, [path.join(here, 'floors.mjs'), out, ...(quick ? ['--quick'] : [])], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+    timeout: CHILD_TIMEOUT_MS,
+  })
+  try {
+    return JSON.parse(readFileSync(out, 'utf8'))
+  } catch {
+    return { skipped: `bench/floors.mjs failed (${child.error?.message ?? `exit ${child.status ?? child.signal}`})` }
+  } finally {
+    rmSync(out, { force: true })
   }
 }
 

@@ -218,12 +218,19 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     pub(super) fn receive(&self, deadline: Option<Instant>) -> Result<M, RecvTimeoutError> {
         let start = Instant::now();
         let spin_until = deadline.map_or(start + SPIN, |deadline| deadline.min(start + SPIN));
+        // Counted as blocked (another thread may take the pool's queue) once executors wait
+        // for a thread, or once this one sleeps; an answer within the poll costs no lock.
+        let mut blocked = None;
         while !self.has_mail() && Instant::now() < spin_until {
+            if blocked.is_none() && pool::others_waiting() {
+                blocked = Some(pool::Blocked::now());
+            }
             // Yielding rather than spinning in place: on a machine with more runnable threads
             // than cores (measured: a pure spin made every hop slower there), the thread that
             // will send the reply may need this core.
             std::thread::yield_now();
         }
+        let _blocked = blocked.or_else(|| (!self.has_mail()).then(pool::Blocked::now));
         let mut shared = self.lock();
         loop {
             if let Some(message) = shared.mail.pop_front() {

@@ -15,7 +15,16 @@
 //! Threads start on demand, up to the configured size (default: the machine's cores; the
 //! `SES_EXECUTOR_THREADS` environment variable when the pool starts, or [`set_threads`] at any
 //! time). An idle thread polls the queue for a few microseconds, then sleeps without using CPU;
-//! threads beyond a lowered size exit when they are next free.
+//! threads beyond a lowered size exit once idle.
+//!
+//! The size bounds the threads that compute. A run waiting for a synchronous tool holds its
+//! thread, computing nothing, while Node's thread answers; with many executors Node's thread has
+//! a backlog, and that wait grows (W12, 1,000 executors running W9: a sync call took 12 µs alone
+//! and 0.55 ms on average among them, a third of each step). So a thread that waits for Node
+//! while executors are queued ([`Blocked`]) lets another thread take the queue: up to
+//! [`BLOCKED_EXTRA`] threads beyond the size, as Go's scheduler hands a blocked thread's
+//! processor over. Free threads take a job only while fewer than the size compute; a thread
+//! beyond the size exits once it has been idle for [`EXTRA_IDLE`].
 
 use std::collections::{BinaryHeap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -42,6 +51,14 @@ pub const THREADS_VARIABLE: &str = "SES_EXECUTOR_THREADS";
 
 /// The most threads the pool may be configured to.
 pub const MAX_THREADS: usize = 1024;
+
+/// The most threads beyond the configured size that serve the queue while others wait for
+/// Node's thread (see the module documentation): the process runs at most size + this many
+/// engine threads.
+pub const BLOCKED_EXTRA: usize = 4;
+
+/// How long a thread beyond the configured size stays asleep with nothing to do before it exits.
+const EXTRA_IDLE: Duration = Duration::from_millis(500);
 
 /// How long a thread that just finished a job polls for the next one before it sleeps: the next
 /// run of an executor usually follows within one round trip through Node's thread (see
@@ -109,6 +126,8 @@ struct State {
     spinning: usize,
     /// Threads serving a job.
     busy: usize,
+    /// Of those, threads waiting for Node's thread ([`Blocked`]).
+    blocked: usize,
     /// Threads started and not exited.
     threads: usize,
     /// The configured size.
@@ -126,12 +145,14 @@ struct Pool {
 /// Figures about the pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolStats {
-    /// The configured size: the most threads the pool runs.
+    /// The configured size: the most threads that compute at once.
     pub size: usize,
     /// Threads started and not exited.
     pub threads: usize,
     /// Threads serving an executor now.
     pub busy: usize,
+    /// Of those, threads waiting for Node's thread (a synchronous tool call).
+    pub blocked: usize,
     /// Executors waiting for a thread.
     pub queued: usize,
 }
@@ -146,6 +167,7 @@ fn pool() -> &'static Pool {
             sleeping: Vec::new(),
             spinning: 0,
             busy: 0,
+            blocked: 0,
             threads: 0,
             target: initial_size(std::env::var(THREADS_VARIABLE).ok().as_deref()),
             next_number: 0,
@@ -163,6 +185,24 @@ fn initial_size(variable: Option<&str>) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
+impl State {
+    /// Threads serving a job that compute (not waiting for Node's thread).
+    fn computing(&self) -> usize {
+        self.busy - self.blocked
+    }
+
+    /// The threads the pool may run now: its size, and one more per thread waiting for Node's
+    /// thread, up to [`BLOCKED_EXTRA`].
+    fn allowed(&self) -> usize {
+        self.target + self.blocked.min(BLOCKED_EXTRA)
+    }
+
+    /// Whether a free thread may take a job now.
+    fn may_take(&self) -> bool {
+        !self.jobs.is_empty() && self.computing() < self.target
+    }
+}
+
 impl Pool {
     fn lock(&self) -> MutexGuard<'_, State> {
         // Nothing runs user code under this lock; poisoning would follow a bug, and the state
@@ -177,8 +217,47 @@ pub(super) fn schedule(job: Arc<dyn Job>) {
     let mut state = pool.lock();
     state.jobs.push_back(job);
     pool.queued.store(state.jobs.len(), Ordering::Release);
-    if state.jobs.len() > state.spinning {
+    if state.jobs.len() > state.spinning && state.may_take() {
         wake_or_start(pool, state);
+    }
+}
+
+/// The calling pool thread waits for Node's thread (a synchronous tool call) and computes
+/// nothing until this drops: meanwhile queued executors may take another thread (see the
+/// module documentation). Nothing on a thread that is not the pool's (tests drive engines on
+/// their own threads).
+pub(super) struct Blocked {
+    counted: bool,
+}
+
+thread_local! {
+    /// Whether this thread is one of the pool's, serving a job.
+    static SERVING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl Blocked {
+    /// Counts the calling thread (serving a job) as blocked, and hands the queue to another
+    /// thread if executors wait.
+    pub(super) fn now() -> Self {
+        if !SERVING.get() {
+            return Blocked { counted: false };
+        }
+        let pool = pool();
+        let mut state = pool.lock();
+        state.blocked += 1;
+        if state.jobs.len() > state.spinning && state.may_take() {
+            wake_or_start(pool, state);
+        }
+        Blocked { counted: true }
+    }
+}
+
+impl Drop for Blocked {
+    fn drop(&mut self) {
+        if self.counted {
+            // The thread computes again: the pool runs over its size until a thread is free.
+            pool().lock().blocked -= 1;
+        }
     }
 }
 
@@ -214,8 +293,8 @@ pub(super) fn others_waiting() -> bool {
     pool().queued.load(Ordering::Acquire) > 0
 }
 
-/// Sets the number of threads. Fewer: threads beyond it exit once free. More: they start as
-/// work arrives.
+/// Sets the number of threads. Fewer: threads beyond it exit once idle for [`EXTRA_IDLE`] (at
+/// once beyond [`BLOCKED_EXTRA`] more). More: they start as work arrives.
 pub fn set_threads(size: usize) {
     let pool = pool();
     let mut state = pool.lock();
@@ -224,7 +303,7 @@ pub fn set_threads(size: usize) {
     for (_, thread) in state.sleeping.drain(..) {
         thread.unpark();
     }
-    while state.threads < state.target && state.jobs.len() > state.spinning + state.busy {
+    while state.threads < state.allowed() && state.jobs.len() > state.spinning + state.busy {
         if !start_thread(&mut state) {
             break;
         }
@@ -238,6 +317,7 @@ pub fn stats() -> PoolStats {
         size: state.target,
         threads: state.threads,
         busy: state.busy,
+        blocked: state.blocked,
         queued: state.jobs.len(),
     }
 }
@@ -247,7 +327,7 @@ fn wake_or_start(pool: &Pool, mut state: MutexGuard<'_, State>) {
         thread.unpark();
         return;
     }
-    if state.threads < state.target && start_thread(&mut state) {
+    if state.threads < state.allowed() && start_thread(&mut state) {
         return;
     }
     if state.threads == 0 {
@@ -296,17 +376,19 @@ fn thread_main(number: usize) {
             state = pool.lock();
             continue;
         }
-        if state.threads > state.target {
+        if state.threads > state.target + BLOCKED_EXTRA {
             state.threads -= 1;
             return;
         }
-        if let Some(job) = state.jobs.pop_front() {
+        if let Some(job) = state.may_take().then(|| state.jobs.pop_front()).flatten() {
             pool.queued.store(state.jobs.len(), Ordering::Release);
             state.busy += 1;
             drop(state);
             // A job catches its own panics (it must answer its messages); this keeps the
             // thread alive whatever happens.
+            SERVING.set(true);
             let _ = catch_unwind(AssertUnwindSafe(|| job.serve()));
+            SERVING.set(false);
             just_served = true;
             state = pool.lock();
             state.busy -= 1;
@@ -324,7 +406,14 @@ fn thread_main(number: usize) {
             state.spinning -= 1;
             continue;
         }
-        let wake_at = state.timers.peek().map(|timer| timer.at);
+        // A thread beyond the size (started while others waited for Node's thread, or left by
+        // a smaller size) sleeps at most `EXTRA_IDLE`: the next wait for Node's thread usually
+        // follows soon, and starting a thread costs more than waking one.
+        let idle_until = (state.threads > state.target).then(|| Instant::now() + EXTRA_IDLE);
+        let wake_at = [state.timers.peek().map(|timer| timer.at), idle_until]
+            .into_iter()
+            .flatten()
+            .min();
         state.sleeping.push((number, std::thread::current()));
         drop(state);
         // Pages a deep run touched below the usual depth go back to the system while the
@@ -337,6 +426,11 @@ fn thread_main(number: usize) {
         state = pool.lock();
         // Woken by a timer's time or spuriously rather than by `unpark`: no longer asleep.
         state.sleeping.retain(|(sleeper, _)| *sleeper != number);
+        let idle = idle_until.is_some_and(|until| Instant::now() >= until);
+        if idle && state.threads > state.target && !state.may_take() {
+            state.threads -= 1;
+            return;
+        }
     }
 }
 
@@ -417,7 +511,7 @@ mod tests {
         drop(gone);
         drop(probe);
         let stats = stats();
-        assert!(stats.threads >= 1 && stats.threads <= stats.size);
+        assert!(stats.threads >= 1 && stats.threads <= stats.size + BLOCKED_EXTRA);
     }
 
     #[test]

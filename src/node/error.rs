@@ -66,8 +66,12 @@ fn build<'env>(env: &'env Env, error: &ExecutorError) -> Result<Unknown<'env>> {
     }
     let instance = class.new_instance((error.message.clone(), fields).into())?;
     if let Some(trace) = &error.trace {
+        // Defined, not assigned: a setter on the prototype chain cannot take it.
         let mut object = instance.coerce_to_object()?;
-        object.set_named_property("trace", super::trace::trace_array(env, trace)?)?;
+        let trace = super::trace::trace_array(env, trace)?;
+        object.define_properties(&[napi::Property::new()
+            .with_utf8_name("trace")?
+            .with_value(&trace)])?;
     }
     Ok(instance.to_unknown())
 }

@@ -4,12 +4,13 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use napi::bindgen_prelude::{PromiseRaw, This, Uint8Array, Unknown};
-use napi::{Env, JsValue, Result};
+use napi::bindgen_prelude::{PromiseRaw, This, ToNapiValue, Uint8Array, Unknown};
+use napi::{sys, Env, JsValue, Result};
 use serde_json::Value as Json;
 
-use super::env_data;
+use super::env_data::{self, Builder};
 use super::error::to_napi_error;
+use super::guarded;
 use super::host::{NodeHost, NodeTool, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::{
@@ -30,7 +31,9 @@ use crate::program::rules::code_non_empty;
 use crate::trace::EventSink;
 
 /// The result of a successful `run()` (§3.1).
-#[napi(object, object_from_js = false)]
+// Made by the environment's `codeOutput` builder (`env_data.rs` says why), not by napi's
+// property-by-property conversion.
+#[napi(object, object_from_js = false, object_to_js = false)]
 pub struct CodeOutput {
     /// The value of the code's last expression statement or top-level `return`, or the value
     /// passed to `final_answer()`; a copy (structured-clone semantics).
@@ -91,7 +94,13 @@ impl From<crate::canvas::Image> for CanvasImage {
 }
 
 /// Figures about one run.
-#[napi(object, object_from_js = false, js_name = "RunStats")]
+// Made inside `CodeOutput`'s builder.
+#[napi(
+    object,
+    object_from_js = false,
+    object_to_js = false,
+    js_name = "RunStats"
+)]
 pub struct JsRunStats {
     /// Milliseconds from the moment the executor took the run up (after any queueing) to its
     /// end, validation included.
@@ -125,6 +134,57 @@ impl From<RunStats> for JsRunStats {
             peak_heap_bytes: stats.peak_heap_bytes as f64,
             timers_cancelled: stats.timers_cancelled.map(|count| count as f64),
         }
+    }
+}
+
+impl ToNapiValue for CodeOutput {
+    unsafe fn to_napi_value(raw_env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let env = Env::from_raw(raw_env);
+        let undefined = guarded::undefined(&env).raw();
+        let stats = val.stats;
+        // SAFETY (every conversion): on Node's thread, making values for this environment.
+        let args = unsafe {
+            [
+                Copied::to_napi_value(raw_env, val.output)?,
+                String::to_napi_value(raw_env, val.logs)?,
+                bool::to_napi_value(raw_env, val.is_final_answer)?,
+                array_or_undefined(raw_env, val.log_entries, undefined)?,
+                array_or_undefined(raw_env, val.diagnostics, undefined)?,
+                array_or_undefined(raw_env, val.images, undefined)?,
+                match val.trace {
+                    Some(trace) => Trace::to_napi_value(raw_env, trace)?,
+                    None => undefined,
+                },
+                f64::to_napi_value(raw_env, stats.wall_time_ms)?,
+                f64::to_napi_value(raw_env, stats.tool_time_ms)?,
+                f64::to_napi_value(raw_env, stats.tool_calls)?,
+                f64::to_napi_value(raw_env, stats.operations)?,
+                f64::to_napi_value(raw_env, stats.peak_heap_bytes)?,
+                match stats.timers_cancelled {
+                    Some(count) => f64::to_napi_value(raw_env, count)?,
+                    None => undefined,
+                },
+            ]
+        };
+        env_data::build(&env, Builder::CodeOutput, &args)
+    }
+}
+
+/// `values` as a JS array, or `undefined` when there are none (the builder makes the empty
+/// array: one napi call less per empty field).
+///
+/// # Safety
+/// On Node's thread, with `raw_env` the current environment.
+unsafe fn array_or_undefined<T: ToNapiValue>(
+    raw_env: sys::napi_env,
+    values: Vec<T>,
+    undefined: sys::napi_value,
+) -> Result<sys::napi_value> {
+    if values.is_empty() {
+        Ok(undefined)
+    } else {
+        // SAFETY: as the caller promised.
+        unsafe { Vec::<T>::to_napi_value(raw_env, values) }
     }
 }
 

@@ -69,14 +69,11 @@ impl NodeHost {
         // Made at the first tool promise: most executors' tools are synchronous.
         let mut watcher = None;
         let calls = Arc::new(AtomicU64::new(0));
-        let sent = Arc::clone(&calls);
-        let mut burst = Burst::new();
-        // Tool calls taken from the queue so far.
-        let mut dispatched = 0_u64;
+        let burst = Rc::new(RefCell::new(Burst::new(Arc::clone(&calls))));
         let queue = NodeQueue::new(env, move |env, call| {
-            dispatched += 1;
-            if dispatch(env, &tools, &mut watcher, call, max_value_bytes) {
-                burst.await_next_call(&sent, dispatched);
+            burst.borrow_mut().dispatched += 1;
+            if dispatch(env, &tools, &mut watcher, &burst, call, max_value_bytes) {
+                burst.borrow_mut().await_next_call();
             }
         })?;
         Ok(Self {
@@ -119,7 +116,7 @@ const NEXT_CALL_WAIT: Duration = Duration::from_micros(20);
 /// wait, so that the event loop gets its turn.
 const CHAIN_LIMIT: Duration = Duration::from_millis(1);
 
-/// Node's side of a burst of synchronous tool calls (code calling a tool in a loop).
+/// Node's side of a burst of tool calls (code calling a tool in a loop).
 ///
 /// Each call reaches Node's thread through the threadsafe function, whose signal wakes the
 /// event loop from `epoll`, and Node's queue lock is still held by the signalling engine
@@ -131,22 +128,34 @@ const CHAIN_LIMIT: Duration = Duration::from_millis(1);
 /// engine thread sends within microseconds. A chain of calls served so lasts at most
 /// [`CHAIN_LIMIT`]; then Node's thread does not wait for as long, so timers and I/O keep
 /// their turn.
+///
+/// An asynchronous tool's answer goes back when its promise settles, in a microtask; a promise
+/// that settles at once (a tool answering from memory) runs it as the dispatch that called the
+/// tool closes, still inside the same dispatch loop. So the answer waits the same way (see
+/// [`Watcher`]), and an awaited tool called in a loop is served without a wake-up either
+/// (W3, callgrind and timing in the CHANGELOG).
 struct Burst {
     chain_start: Option<Instant>,
     no_wait_until: Option<Instant>,
+    /// Tool calls queued for Node's thread so far (by the engine thread).
+    calls: Arc<AtomicU64>,
+    /// Tool calls taken from the queue so far.
+    dispatched: u64,
 }
 
 impl Burst {
-    fn new() -> Self {
+    fn new(calls: Arc<AtomicU64>) -> Self {
         Self {
             chain_start: None,
             no_wait_until: None,
+            calls,
+            dispatched: 0,
         }
     }
 
-    /// Waits until more calls have been queued (`calls`) than taken (`taken`), within the
-    /// bounds above.
-    fn await_next_call(&mut self, calls: &AtomicU64, taken: u64) {
+    /// Waits until more calls have been queued than taken, within the bounds above.
+    fn await_next_call(&mut self) {
+        let (calls, taken) = (&*self.calls, self.dispatched);
         let start = Instant::now();
         if self.no_wait_until.is_some_and(|until| start < until) {
             return;
@@ -175,6 +184,7 @@ fn dispatch(
     env: &Env,
     tools: &ToolTable,
     watcher: &mut Option<Watcher>,
+    burst: &Rc<RefCell<Burst>>,
     call: ToolCall,
     max_value_bytes: u64,
 ) -> bool {
@@ -217,7 +227,7 @@ fn dispatch(
         }
         Ok(value) if guarded::is_promise(&value) => {
             if watcher.is_none() {
-                match Watcher::new(env, max_value_bytes) {
+                match Watcher::new(env, Rc::clone(burst), max_value_bytes) {
                     Ok(created) => *watcher = Some(created),
                     Err(error) => {
                         reply.pending().settle(Err(ToolFailure::new(error.reason)));
@@ -269,7 +279,7 @@ const WATCHER_SOURCE: &str = "(function (done) {
 })";
 
 impl Watcher {
-    fn new(env: &Env, max_value_bytes: u64) -> napi::Result<Self> {
+    fn new(env: &Env, burst: Rc<RefCell<Burst>>, max_value_bytes: u64) -> napi::Result<Self> {
         let watched: Rc<RefCell<HashMap<i64, ToolSettlement>>> = Rc::default();
         let settlements = Rc::clone(&watched);
         let done = env.create_function_from_closure("done", move |call| {
@@ -283,6 +293,12 @@ impl Watcher {
                 } else {
                     copy_result(call.env, value, "the tool", max_value_bytes)
                 });
+                guarded::clear(call.env);
+                // Not while the dispatcher itself waits (a settlement inside its wait cannot
+                // happen: microtasks run only once it returns; this keeps it so).
+                if let Ok(mut burst) = burst.try_borrow_mut() {
+                    burst.await_next_call();
+                }
             }
             guarded::clear(call.env);
             Ok(())

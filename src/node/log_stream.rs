@@ -7,21 +7,41 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{FunctionRef, ToNapiValue, Unknown};
-use napi::{Env, JsValue};
+use napi::{sys, Env, JsValue};
 
-use super::env_data;
+use super::env_data::{self, Builder};
 use super::guarded;
 use super::queue::OnNode;
 use crate::engine::LogEntry;
 
 /// One console call of a run (§3.1 `LogEntry`).
-#[napi(object, object_from_js = false, js_name = "LogEntry")]
+// Made by the environment's `logEntry` builder (`env_data.rs` says why).
+#[napi(
+    object,
+    object_from_js = false,
+    object_to_js = false,
+    js_name = "LogEntry"
+)]
 pub struct JsLogEntry {
     #[napi(ts_type = "\"log\" | \"info\" | \"warn\" | \"error\"")]
     pub level: &'static str,
     pub message: String,
     /// ISO-8601 time of the call (UTC, milliseconds).
     pub ts: String,
+}
+
+impl ToNapiValue for JsLogEntry {
+    unsafe fn to_napi_value(raw_env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        // SAFETY (the conversions): on Node's thread, making values for this environment.
+        let args = unsafe {
+            [
+                <&str>::to_napi_value(raw_env, val.level)?,
+                String::to_napi_value(raw_env, val.message)?,
+                String::to_napi_value(raw_env, val.ts)?,
+            ]
+        };
+        env_data::build(&Env::from_raw(raw_env), Builder::LogEntry, &args)
+    }
 }
 
 impl From<LogEntry> for JsLogEntry {

@@ -9,12 +9,17 @@ use crate::engine::{self, MAX_THREADS};
 /// What the engine-thread pool is doing now.
 #[napi(object, object_from_js = false)]
 pub struct EnginePoolStats {
-    /// The most engine threads the pool runs (the configured size).
+    /// The most engine threads that run executors' code at once (the configured size).
     pub size: u32,
+    /// The most engine threads alive: `size`, and up to 4 more that serve waiting executors
+    /// while others wait for Node's thread to answer a synchronous tool call.
+    pub max_threads: u32,
     /// Engine threads started so far and still alive (they start as work arrives).
     pub threads: u32,
-    /// Engine threads running an executor's code at this moment.
+    /// Engine threads serving an executor at this moment.
     pub busy: u32,
+    /// Of those, threads waiting for Node's thread to answer a synchronous tool call.
+    pub blocked: u32,
     /// Executors waiting for a free engine thread.
     pub queued: u32,
     /// QuickJS runtimes alive in the process: one per executor between `init()` and
@@ -28,8 +33,8 @@ fn count(value: usize) -> u32 {
 
 /// Sets how many engine threads run the executors of this process (default: the number of
 /// cores, or `SES_EXECUTOR_THREADS` when set as the process starts). Takes effect at once:
-/// more threads start as work arrives; threads beyond a smaller size exit once their current
-/// run is over. Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
+/// more threads start as work arrives; threads beyond a smaller size exit once idle (half a
+/// second after their last run). Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
 #[napi]
 pub fn set_engine_threads(env: Env, threads: f64) -> Result<()> {
     #[allow(
@@ -57,8 +62,10 @@ pub fn engine_pool_stats() -> EnginePoolStats {
     let pool = engine::pool_stats();
     EnginePoolStats {
         size: count(pool.size),
+        max_threads: count(pool.size + engine::BLOCKED_EXTRA),
         threads: count(pool.threads),
         busy: count(pool.busy),
+        blocked: count(pool.blocked),
         queued: count(pool.queued),
         engines: count(engine::live_engines()),
     }

@@ -12,7 +12,7 @@ use std::time::UNIX_EPOCH;
 use napi::bindgen_prelude::{
     Array, FunctionRef, JsObjectValue, Object, ToNapiValue, TypeName, Unknown, ValueType,
 };
-use napi::{sys, Env, JsValue, Result};
+use napi::{sys, Env, JsValue, Property, Result};
 
 use super::queue::NodeQueue;
 use super::value::to_js;
@@ -89,7 +89,7 @@ fn number(count: impl TryInto<u64>) -> f64 {
 
 /// One event as a plain object: `{ type, at, … }` (see `TraceEvent` in `header.d.ts`).
 fn event_object<'env>(env: &'env Env, event: &TraceEvent) -> Result<Object<'env>> {
-    let mut object = Object::new(env)?;
+    let mut object = Fields::new(env);
     let kind = match &event.kind {
         TraceKind::RunStart { .. } => "run_start",
         TraceKind::ToolCall { .. } => "tool_call",
@@ -98,13 +98,13 @@ fn event_object<'env>(env: &'env Env, event: &TraceEvent) -> Result<Object<'env>
         TraceKind::FinalAnswer { .. } => "final_answer",
         TraceKind::RunEnd(_) => "run_end",
     };
-    object.set_named_property("type", kind)?;
-    object.set_named_property("at", millis(event.at))?;
+    object.put("type", kind)?;
+    object.put("at", millis(event.at))?;
     match &event.kind {
         TraceKind::RunStart { time, code_bytes } => {
             let since_epoch = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-            object.set_named_property("time", millis(since_epoch))?;
-            object.set_named_property("codeBytes", number(*code_bytes))?;
+            object.put("time", millis(since_epoch))?;
+            object.put("codeBytes", number(*code_bytes))?;
         }
         TraceKind::ToolCall {
             call,
@@ -112,8 +112,8 @@ fn event_object<'env>(env: &'env Env, event: &TraceEvent) -> Result<Object<'env>
             args,
             at,
         } => {
-            object.set_named_property("call", number(*call))?;
-            object.set_named_property("tool", tool.as_str())?;
+            object.put("call", number(*call))?;
+            object.put("tool", tool.as_str())?;
             match args {
                 Some(args) => {
                     let mut array =
@@ -124,11 +124,11 @@ fn event_object<'env>(env: &'env Env, event: &TraceEvent) -> Result<Object<'env>
                         };
                         array.set(index, to_js(env, arg)?)?;
                     }
-                    object.set_named_property("args", array)?;
+                    object.put("args", array)?;
                 }
-                None => object.set_named_property("truncated", true)?,
+                None => object.put("truncated", true)?,
             }
-            set_location(&mut object, *at)?;
+            put_location(&mut object, *at)?;
         }
         TraceKind::ToolResult {
             call,
@@ -137,32 +137,32 @@ fn event_object<'env>(env: &'env Env, event: &TraceEvent) -> Result<Object<'env>
             duration,
             asynchronous,
         } => {
-            object.set_named_property("call", number(*call))?;
-            object.set_named_property("tool", tool.as_str())?;
-            object.set_named_property("durationMs", millis(*duration))?;
-            object.set_named_property("async", *asynchronous)?;
+            object.put("call", number(*call))?;
+            object.put("tool", tool.as_str())?;
+            object.put("durationMs", millis(*duration))?;
+            object.put("async", *asynchronous)?;
             match outcome {
                 ToolOutcome::Returned(value) => {
-                    object.set_named_property("ok", true)?;
+                    object.put("ok", true)?;
                     match value {
-                        Some(value) => object.set_named_property("result", to_js(env, value)?)?,
-                        None => object.set_named_property("truncated", true)?,
+                        Some(value) => object.put("result", to_js(env, value)?)?,
+                        None => object.put("truncated", true)?,
                     }
                 }
                 ToolOutcome::Failed { name, message } => {
-                    object.set_named_property("ok", false)?;
-                    let mut error = Object::new(env)?;
-                    error.set_named_property("name", name.as_str())?;
-                    error.set_named_property("message", message.as_str())?;
-                    object.set_named_property("error", error)?;
+                    object.put("ok", false)?;
+                    let mut error = Fields::new(env);
+                    error.put("name", name.as_str())?;
+                    error.put("message", message.as_str())?;
+                    object.put("error", error.build()?)?;
                 }
             }
         }
         TraceKind::Console { level, entry } => {
-            object.set_named_property("level", level.as_str())?;
-            object.set_named_property("entry", number(*entry))?;
+            object.put("level", level.as_str())?;
+            object.put("entry", number(*entry))?;
         }
-        TraceKind::FinalAnswer { at } => set_location(&mut object, *at)?,
+        TraceKind::FinalAnswer { at } => put_location(&mut object, *at)?,
         TraceKind::RunEnd(RunEnd {
             outcome,
             error,
@@ -171,28 +171,61 @@ fn event_object<'env>(env: &'env Env, event: &TraceEvent) -> Result<Object<'env>
             peak_heap_bytes,
             dropped_events,
         }) => {
-            object.set_named_property("outcome", outcome.as_str())?;
+            object.put("outcome", outcome.as_str())?;
             if let Some((code, message)) = error {
-                let mut error = Object::new(env)?;
-                error.set_named_property("code", *code)?;
-                error.set_named_property("message", message.as_str())?;
-                object.set_named_property("error", error)?;
+                let mut error = Fields::new(env);
+                error.put("code", *code)?;
+                error.put("message", message.as_str())?;
+                object.put("error", error.build()?)?;
             }
-            object.set_named_property("toolCalls", number(*tool_calls))?;
-            object.set_named_property("operations", number(*operations))?;
-            object.set_named_property("peakHeapBytes", number(*peak_heap_bytes))?;
-            object.set_named_property("droppedEvents", number(*dropped_events))?;
+            object.put("toolCalls", number(*tool_calls))?;
+            object.put("operations", number(*operations))?;
+            object.put("peakHeapBytes", number(*peak_heap_bytes))?;
+            object.put("droppedEvents", number(*dropped_events))?;
         }
     }
-    Ok(object)
+    object.build()
 }
 
-fn set_location(object: &mut Object, at: Option<Location>) -> Result<()> {
+fn put_location(object: &mut Fields, at: Option<Location>) -> Result<()> {
     if let Some(at) = at {
-        object.set_named_property("line", at.line)?;
-        object.set_named_property("column", at.column)?;
+        object.put("line", at.line)?;
+        object.put("column", at.column)?;
     }
     Ok(())
+}
+
+/// A plain object's properties, defined all at once when it is built: defined, never assigned,
+/// so that no setter the host put on `Object.prototype` can take one (as with `CodeOutput`).
+struct Fields<'env> {
+    env: &'env Env,
+    properties: Vec<Property>,
+}
+
+impl<'env> Fields<'env> {
+    fn new(env: &'env Env) -> Self {
+        Self {
+            env,
+            properties: Vec::new(),
+        }
+    }
+
+    /// Adds `key: value` (writable, enumerable, configurable, as an object literal's).
+    fn put<V: ToNapiValue>(&mut self, key: &str, value: V) -> Result<()> {
+        // SAFETY: on Node's thread, making a value for this environment.
+        let value = unsafe { V::to_napi_value(self.env.raw(), value) }?;
+        // SAFETY: just made by napi for this environment.
+        let value = unsafe { Unknown::from_raw_unchecked(self.env.raw(), value) };
+        self.properties
+            .push(Property::new().with_utf8_name(key)?.with_value(&value));
+        Ok(())
+    }
+
+    fn build(self) -> Result<Object<'env>> {
+        let mut object = Object::new(self.env)?;
+        object.define_properties(&self.properties)?;
+        Ok(object)
+    }
 }
 
 /// Streams a run's events to its listeners (the executor's `onEvent` and the run's own) on
