@@ -10,7 +10,7 @@ const DEFINITIONS = {
   W4: 'sync tool: the guest calls a host `x => x + 1` 10,000 times (per call)',
   W5: 'compute: a guest loop summing 1..3e6',
   W6: 'event-loop lag: max gap of a host 1 ms interval while the guest spins 500 ms',
-  W7: 'memory: RSS per live executor with 200 live (after GC)',
+  W7: 'memory: RSS each live executor adds, with 200 live after a first one (after GC); the first one\'s own cost beside it',
   W8: 'kill: time past a 100 ms deadline until `while (true) {}` returns control',
   W9: 'agent step: 30 lines, 3 tool calls, console output, final answer (`sendVariables` + `run`)',
   W10: 'scaling: 2 / 8 / 32 executors running W5 at once, throughput relative to one',
@@ -44,7 +44,10 @@ function cell(workload) {
       .map(([n, r]) => `${n}: ${num(r)}×`)
       .join(', ')
   }
-  if (workload.unit === 'KiB') return `${quantity(workload.median, 'KiB')} (n=${workload.count})`
+  if (workload.unit === 'KiB') {
+    const first = workload.firstKiB == null ? '' : `, first ${quantity(workload.firstKiB, 'KiB')}`
+    return `${quantity(workload.median, 'KiB')} (n=${workload.count}${first})`
+  }
   if (workload.perExecutorKiB != null) {
     const threads = workload.threads == null ? '' : `, ${num(workload.threads)} threads`
     return `${quantity(workload.median, 'MiB')}${threads} (n=${num(workload.count)})`

@@ -23,10 +23,6 @@ export const W11_SETTLE_MS = 15_000
  * (isolated-vm's `apply` vs `applySync`, quickjs-emscripten's promise plumbing).
  */
 export function makeTools() {
-  const pages = {
-    'https://example.org/lyon': PAGE_TEXT,
-    'https://example.org/rhone': PAGE_TEXT.split(' ').reverse().join(' '),
-  }
   return {
     inc: { async: false, fn: (x) => x + 1 },
     incAsync: { async: true, fn: async (x) => x + 1 },
@@ -39,7 +35,7 @@ export function makeTools() {
           score: Math.round((1 - i / 10) * 100) / 100,
         })),
     },
-    visit_page: { async: true, fn: async (url) => pages[url] ?? '' },
+    visit_page: { async: true, fn: async (url) => PAGES[url] ?? '' },
     calculator: { async: false, fn: (a, b) => a * b },
   }
 }
@@ -51,6 +47,15 @@ const PAGE_TEXT = Array.from(
       513000 + i
     }, known for its food and silk.`,
 ).join(' ')
+
+/**
+ * The pages `visit_page` serves: made once, not per executor, so that W7 (memory per live
+ * executor) does not count the harness's own strings.
+ */
+const PAGES = {
+  'https://example.org/lyon': PAGE_TEXT,
+  'https://example.org/rhone': PAGE_TEXT.split(' ').reverse().join(' '),
+}
 
 /** W9's input, sent with `sendVariables` (or the peer's equivalent). */
 export const W9_VARIABLES = {
