@@ -52,7 +52,8 @@ use stack::PROGRAM_STACK_BYTES;
 pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
 pub use heap::memory_freed;
 pub use pool::{
-    set_threads, stats as pool_stats, PoolStats, BLOCKED_EXTRA, MAX_THREADS, THREADS_VARIABLE,
+    others_waiting as executors_waiting, set_threads, stats as pool_stats, PoolStats,
+    BLOCKED_EXTRA, MAX_THREADS, THREADS_VARIABLE,
 };
 pub use trace::TraceRecord;
 pub use worker::live as live_engines;

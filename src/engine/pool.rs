@@ -288,8 +288,9 @@ fn add_timer(at: Instant, action: Action) {
     }
 }
 
-/// Whether executors are waiting for a thread: a job that could give its thread up should.
-pub(super) fn others_waiting() -> bool {
+/// Whether executors are waiting for a thread: a job that could give its thread up should, and
+/// nobody should poll for an answer (the cores have better things to do).
+pub fn others_waiting() -> bool {
     pool().queued.load(Ordering::Acquire) > 0
 }
 
