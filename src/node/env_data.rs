@@ -89,27 +89,18 @@ const HELPERS_SOURCE: &str = r#"(() => {
     const stats = timersCancelled === undefined
       ? { wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes }
       : { wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled };
-    // Literals only (never an assignment, which would run a setter on Object.prototype).
-    return trace === undefined
-      ? {
-          output,
-          logs,
-          is_final_answer: isFinalAnswer,
-          logEntries: logEntries ?? [],
-          stats,
-          diagnostics: diagnostics ?? [],
-          images: images ?? [],
-        }
-      : {
-          output,
-          logs,
-          is_final_answer: isFinalAnswer,
-          logEntries: logEntries ?? [],
-          stats,
-          diagnostics: diagnostics ?? [],
-          images: images ?? [],
-          trace,
-        };
+    const result = {
+      output,
+      logs,
+      is_final_answer: isFinalAnswer,
+      logEntries: logEntries ?? [],
+      stats,
+      diagnostics: diagnostics ?? [],
+      images: images ?? [],
+    };
+    // A spread defines its properties: never an assignment, which would run a setter on
+    // Object.prototype.
+    return trace === undefined ? result : { ...result, trace };
   };
   const logEntry = (level, message, ts) => ({ level, message, ts });
   return [describe, handle, codeOutput, logEntry];
