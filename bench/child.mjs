@@ -3,6 +3,7 @@
 // Writes { peer, version, setupMs, workloads: { W1: {median, p95, unit, noise, …}, … } } or
 // { skipped: reason } when the peer cannot be loaded here.
 import { writeFileSync } from 'node:fs'
+import { longestTickGap } from './lag.mjs'
 import { cpuTicks, osThreads, otherCpuPercent, rssMiB, summarize, timeTask } from './measure.mjs'
 import {
   W11_EXECUTORS,
@@ -114,20 +115,7 @@ const workloads = {
     const executor = await primaryExecutor()
     const gaps = []
     for (let i = 0; i < BUDGET.repeats; i++) {
-      const ticks = []
-      const timer = setInterval(() => ticks.push(performance.now()), 1)
-      await new Promise((resolve) => setTimeout(resolve, 30))
-      const start = performance.now()
-      check('W6', await executor.run(source('W6'), 'sync'), true)
-      const end = performance.now()
-      await new Promise((resolve) => setTimeout(resolve, 30))
-      clearInterval(timer)
-      // The largest gap between consecutive ticks that overlaps the guest's spin.
-      let worst = 0
-      for (let k = 1; k < ticks.length; k++) {
-        if (ticks[k] > start && ticks[k - 1] < end) worst = Math.max(worst, ticks[k] - ticks[k - 1])
-      }
-      gaps.push(worst)
+      gaps.push(await longestTickGap(async () => check('W6', await executor.run(source('W6'), 'sync'), true)))
     }
     return { unit: 'ms', ...summarize(gaps) }
   },

@@ -15,6 +15,7 @@
 import { writeFileSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 
+import { longestTickGap } from './lag.mjs'
 import { W3_CALLS, W4_CALLS, W6_SPIN_MS } from './workloads.mjs'
 
 const [out] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'))
@@ -80,22 +81,6 @@ function task(message) {
   })
 }
 
-async function spinGap() {
-  const ticks = []
-  const timer = setInterval(() => ticks.push(performance.now()), 1)
-  await new Promise((resolve) => setTimeout(resolve, 20))
-  const start = performance.now()
-  await task({ kind: 'spin', spinMs: W6_SPIN_MS })
-  const end = performance.now()
-  await new Promise((resolve) => setTimeout(resolve, 30))
-  clearInterval(timer)
-  let worst = 0
-  for (let k = 1; k < ticks.length; k++) {
-    if (ticks[k] > start && ticks[k - 1] < end) worst = Math.max(worst, ticks[k] - ticks[k - 1])
-  }
-  return worst
-}
-
 async function callTime(kind, calls) {
   const { done, x } = await task({ kind, calls })
   if (x !== calls) throw new Error(`${kind} calls: expected ${calls}, got ${x}`)
@@ -109,7 +94,7 @@ const asynchronous = []
 await callTime('sync', 1_000)
 await callTime('async', 1_000)
 for (let i = 0; i < SAMPLES; i++) {
-  spin.push(await spinGap())
+  spin.push(await longestTickGap(() => task({ kind: 'spin', spinMs: W6_SPIN_MS })))
   sync.push(await callTime('sync', quick ? 1_000 : W4_CALLS))
   asynchronous.push(await callTime('async', quick ? 100 : W3_CALLS))
 }
