@@ -1,5 +1,7 @@
-// One peer's run of W1..W10, in a process of its own (started by run.mjs with --expose-gc):
-//   node --expose-gc bench/child.mjs <peer> <out.json> [--quick]
+// One peer's run of W1..W12, in a process of its own (started by run.mjs with --expose-gc):
+//   node --expose-gc bench/child.mjs <peer> <out.json> [--quick] [--workloads=W11] [--except=W11]
+// `--workloads` runs only those workloads, `--except` all but those (run.mjs gives W11 a process
+// of its own).
 // Writes { peer, version, setupMs, workloads: { W1: {median, p95, unit, noise, …}, … } } or
 // { skipped: reason } when the peer cannot be loaded here.
 import { writeFileSync } from 'node:fs'
@@ -22,6 +24,9 @@ import {
 
 const [peerId, outPath, ...flags] = process.argv.slice(2)
 const quick = flags.includes('--quick')
+const listed = (name) => flags.find((flag) => flag.startsWith(`--${name}=`))?.slice(name.length + 3).split(',')
+const only = listed('workloads')
+const except = listed('except') ?? []
 const adapter = await import(`./adapters/${peerId}.mjs`)
 const { peer } = adapter
 const unsupported = adapter.unsupported ?? {}
@@ -319,7 +324,7 @@ const skipInQuick = heavy && quick ? ['W7', 'W10', 'W11', 'W12'] : []
 // W11 last: thousands of executors created and disposed move the allocator and GC state that
 // every other workload would then run in.
 const ORDER = ['W7', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W8', 'W9', 'W10', 'W12', 'W11']
-for (const name of ORDER) {
+for (const name of ORDER.filter((name) => (!only || only.includes(name)) && !except.includes(name))) {
   const workload = workloads[name]
   if (skipInQuick.includes(name)) {
     out.workloads[name] = { unsupported: 'not run with --quick: each executor takes seconds to create' }

@@ -365,7 +365,9 @@ export function render(results) {
   lines.push('## W11: many live executors')
   lines.push('')
   lines.push(
-    'Each peer creates the executors one after another, has every one run `1 + 1` (all at once), ' +
+    'Each peer runs W11 in a fresh process of its own (what its other workloads left in the heap ' +
+      'and the allocator would otherwise count as the executors\' own), ' +
+      'creates the executors one after another, has every one run `1 + 1` (all at once), ' +
       'reads RSS and its OS threads with all of them live (after GC), disposes of them all and ' +
       'reads RSS again after a pause. "Threads" counts every thread of the process (Node has about ' +
       'a dozen of its own); "added" those that appeared during the workload.',
