@@ -237,9 +237,10 @@ where
 /// Programs that together reach the engine's main allocation paths: compiling, objects whose
 /// shapes grow (the property flood that crashed the process), strings, arrays, closures, JSON,
 /// exceptions, console, `final_answer`, an uncaught error described at its line, a canvas
-/// drawn and read back (with the image returned), and RegExp split and replace (the fast
-/// paths of QuickJS patches 0610-0612).
-const PROGRAMS: [(&str, &str); 6] = [
+/// drawn and read back (with the image returned), RegExp split and replace (the fast paths of
+/// QuickJS patches 0610-0612), and every group of built-ins QuickJS makes on first use (patch
+/// 0700), the DOMException by QuickJS itself.
+const PROGRAMS: [(&str, &str); 7] = [
     (
         "property flood",
         "const o = {}; for (let i = 0; i < 64; i++) o['key' + i] = i; Object.keys(o).length",
@@ -269,6 +270,14 @@ const PROGRAMS: [(&str, &str); 6] = [
         "'a b  c'.split(/\\s+/).join('|') + ',' + 'A-b_C'.toLowerCase().replace(/[^a-z]/g, '') + \
          ',' + 'John Smith'.replace(/(?<f>\\w+) (?<l>\\w+)/, '$<l> $<f>')",
     ),
+    (
+        "built-ins made on first use",
+        "let dom = ''; try { atob('%') } catch (e) { dom = e.name } \
+         const m = new Map([[1, 'a']]); const s = new Set([m.size]); new WeakMap().set(m, 1); \
+         new WeakSet([s]); const d = new Date(7); const u = new Uint8Array([1, 2]); \
+         const v = new DataView(u.buffer); new WeakRef(u); new FinalizationRegistry(() => {}); \
+         [dom, m.get(1), s.has(1), d.getTime(), v.getUint8(1), typeof Atomics].join()",
+    ),
 ];
 
 fn program_expected(name: &str, result: Result<RunOutput, ExecutorError>) -> bool {
@@ -285,6 +294,9 @@ fn program_expected(name: &str, result: Result<RunOutput, ExecutorError>) -> boo
             output.is_final_answer
                 && output.output == Value::Number(32.0)
                 && output.logs == r#"seen { seen: "cannot read property 'x' of null" }"#
+        }
+        ("built-ins made on first use", Ok(output)) => {
+            output.output == Value::String("InvalidCharacterError,a,true,7,2,object".into())
         }
         ("regexp split and replace", Ok(output)) => {
             output.output == Value::String("a|b|c,abc,Smith John".into())

@@ -18,6 +18,8 @@ pub mod host;
 mod inbox;
 mod input;
 pub mod inspect;
+#[cfg(test)]
+mod intrinsics_tests;
 mod lockdown;
 #[cfg(test)]
 mod loop_guard_tests;

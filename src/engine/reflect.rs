@@ -10,14 +10,17 @@
 //!
 //! Spec: §5.2 (hardened endowments: nothing the sandbox replaced is trusted) and §7.3.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void, CString};
-use std::ptr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::{self, NonNull};
 use std::rc::Rc;
 
 use rquickjs::atom::PredefinedAtom;
 use rquickjs::function::This;
-use rquickjs::{qjs, Coerced, Constructor, Ctx, Function, JsLifetime, Type, Value};
+use rquickjs::{
+    qjs, Coerced, Constructor, Context, Ctx, Function, JsLifetime, Runtime, Type, Value,
+};
 
 use crate::value::TypedArrayKind;
 
@@ -119,14 +122,16 @@ pub(super) const CONSTRUCTORS: [(&str, Option<u32>); 5] = [
     ("URIError", None),
 ];
 
-/// The realm's own functions for [`BUILT_INS`] and [`CONSTRUCTORS`], taken when the context was
-/// made, before any sandbox code ran, and kept for its lifetime (as Node keeps its
-/// "primordials"): reading a sandbox value and building one never goes through a prototype,
-/// getter, iterator or constructor that sandbox code can replace, however it changed the realm.
-/// Kept as the runtime's user data: one context per runtime.
+/// The realm's own functions for [`BUILT_INS`] and [`CONSTRUCTORS`], taken before any sandbox
+/// code could reach them and kept for the context's lifetime (as Node keeps its "primordials"):
+/// reading a sandbox value and building one never goes through a prototype, getter, iterator or
+/// constructor that sandbox code can replace, however it changed the realm. Those of the classes
+/// the context has when it is made are taken then; those of a group QuickJS makes on first use
+/// ([`new_context`]) when it is made, before anything of it is handed out. Kept as the runtime's
+/// user data: one context per runtime.
 pub(super) struct Intrinsics<'js> {
-    functions: Vec<Option<Function<'js>>>,
-    constructors: Vec<Option<Constructor<'js>>>,
+    functions: RefCell<Vec<Option<Function<'js>>>>,
+    constructors: RefCell<Vec<Option<Constructor<'js>>>>,
 }
 
 // SAFETY: the only lifetime held is the runtime's `'js`, which `Changed` replaces everywhere.
@@ -451,7 +456,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
         debug_assert!(index.is_some(), "{name} is not one of BUILT_INS");
         let index = index?;
         if let Some(intrinsics) = self.ctx.userdata::<Intrinsics<'js>>() {
-            return intrinsics.functions[index].clone();
+            return intrinsics.functions.borrow()[index].clone();
         }
         self.current_native_fn(class, name, getter)
     }
@@ -469,16 +474,32 @@ impl<'a, 'js> Reflect<'a, 'js> {
     }
 
     /// The engine's own constructor called `name` (one of [`CONSTRUCTORS`]), as the context had
-    /// it when it was made; for a context whose intrinsics were never captured, the one the
-    /// realm holds now if it still is the engine's.
+    /// it when it was made (its group made first if QuickJS had not made it yet); for a context
+    /// whose intrinsics were never captured, the one the realm holds now if it still is the
+    /// engine's.
     pub(super) fn intrinsic_constructor(&self, name: &str) -> Option<Constructor<'js>> {
         let index = CONSTRUCTORS.iter().position(|&(known, _)| known == name);
         debug_assert!(index.is_some(), "{name} is not one of CONSTRUCTORS");
         let index = index?;
+        if let Some(class) = CONSTRUCTORS[index].1 {
+            self.make_class(class)?;
+        }
         if let Some(intrinsics) = self.ctx.userdata::<Intrinsics<'js>>() {
-            return intrinsics.constructors[index].clone();
+            return intrinsics.constructors.borrow()[index].clone();
         }
         self.current_constructor(CONSTRUCTORS[index])
+    }
+
+    /// Makes the built-ins of `class` if QuickJS has not made them yet (patch 0700): `None` when
+    /// they could not be made (no memory).
+    fn make_class(&self, class: u32) -> Option<()> {
+        // SAFETY: a live context, used by this thread; the call makes the group of `class` (and
+        // tells `intrinsics_made`) or throws.
+        if unsafe { JS_MakeClassIntrinsics(self.raw_ctx(), class) } < 0 {
+            self.clear_exception();
+            return None;
+        }
+        Some(())
     }
 
     /// The constructor the realm holds now: the `constructor` of the class's intrinsic
@@ -530,27 +551,39 @@ impl<'a, 'js> Reflect<'a, 'js> {
             return Ok(());
         }
         let intrinsics = Intrinsics {
-            functions: BUILT_INS
-                .iter()
-                .map(|&(class, name, getter)| self.current_native_fn(class, name, getter))
-                .collect(),
-            constructors: CONSTRUCTORS
-                .iter()
-                .map(|&constructor| self.current_constructor(constructor))
-                .collect(),
+            functions: RefCell::new(vec![None; BUILT_INS.len()]),
+            constructors: RefCell::new(vec![None; CONSTRUCTORS.len()]),
         };
-        if intrinsics.functions.iter().any(Option::is_none)
-            || intrinsics.constructors.iter().any(Option::is_none)
-        {
-            return Err(rquickjs::Error::new_from_js(
-                "context",
-                "a context with every built-in",
-            ));
-        }
         self.ctx
             .store_userdata(intrinsics)
-            .map(|_| ())
-            .map_err(|_| rquickjs::Error::new_from_js("intrinsics", "stored intrinsics"))
+            .map_err(|_| rquickjs::Error::new_from_js("intrinsics", "stored intrinsics"))?;
+        self.capture_made()
+    }
+
+    /// Takes the [`Intrinsics`] of every class the realm has made that are not taken yet: all of
+    /// them when the context is made but those of the groups QuickJS makes on first use, and
+    /// those of such a group when it is made (`intrinsics_made`).
+    fn capture_made(&self) -> rquickjs::Result<()> {
+        let Some(intrinsics) = self.ctx.userdata::<Intrinsics<'js>>() else {
+            return Ok(());
+        };
+        let missing = || rquickjs::Error::new_from_js("context", "a context with every built-in");
+        let made = |class: Option<u32>| class.is_none_or(|class| self.class_proto(class).is_some());
+        for (index, &(class, name, getter)) in BUILT_INS.iter().enumerate() {
+            if intrinsics.functions.borrow()[index].is_none() && made(Some(class)) {
+                let function = self
+                    .current_native_fn(class, name, getter)
+                    .ok_or_else(missing)?;
+                intrinsics.functions.borrow_mut()[index] = Some(function);
+            }
+        }
+        for (index, &constructor) in CONSTRUCTORS.iter().enumerate() {
+            if intrinsics.constructors.borrow()[index].is_none() && made(constructor.1) {
+                let found = self.current_constructor(constructor).ok_or_else(missing)?;
+                intrinsics.constructors.borrow_mut()[index] = Some(found);
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn call_native(
@@ -938,6 +971,76 @@ impl Drop for OwnedAtom<'_> {
         // SAFETY: each `OwnedAtom` holds exactly one reference to `raw`.
         unsafe { qjs::JS_FreeAtom(self.ctx.as_raw().as_ptr(), self.raw) };
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the context
+
+extern "C" {
+    /// vendor/quickjs-patches/0700: what `JS_NewContext` adds after the base objects, in its
+    /// order, the groups in `lazy_groups` (bits `1 << JSIntrinsicGroup`) made on first use.
+    fn JS_AddStandardIntrinsics(ctx: *mut qjs::JSContext, lazy_groups: c_int) -> c_int;
+    /// vendor/quickjs-patches/0700: makes the group of `class_id` now if it is still to be made.
+    fn JS_MakeClassIntrinsics(ctx: *mut qjs::JSContext, class_id: qjs::JSClassID) -> c_int;
+    /// vendor/quickjs-patches/0700: `func` is told when a context made a group on first use.
+    fn JS_SetIntrinsicsMadeFunc(
+        rt: *mut qjs::JSRuntime,
+        func: Option<unsafe extern "C" fn(*mut qjs::JSContext, c_int, *mut c_void) -> c_int>,
+        opaque: *mut c_void,
+    );
+}
+
+/// The groups of built-ins a context makes on first use (patch 0700), by their
+/// `JSIntrinsicGroup` bits: `Date`; `Map`, `Set`, `WeakMap`, `WeakSet`; the ArrayBuffers, typed
+/// arrays, `DataView` and `Atomics`; `WeakRef` and `FinalizationRegistry`; `DOMException`. A
+/// quarter of a fresh context that agent code rarely touches (README "Memory").
+const LAZY_INTRINSIC_GROUPS: c_int = 0b1_1111;
+
+/// A context with every built-in `JS_NewContext` gives, those of [`LAZY_INTRINSIC_GROUPS`] made
+/// on first use; their [`Intrinsics`] are taken as they are made.
+pub(super) fn new_context(runtime: &Runtime) -> rquickjs::Result<Context> {
+    let context = Context::base(runtime)?;
+    context.with(|ctx| {
+        let raw = ctx.as_raw().as_ptr();
+        // SAFETY: a new context of the runtime, locked by `with`; the hook is a plain function
+        // that lives as long as the program.
+        let added = unsafe {
+            JS_SetIntrinsicsMadeFunc(
+                qjs::JS_GetRuntime(raw),
+                Some(intrinsics_made),
+                ptr::null_mut(),
+            );
+            JS_AddStandardIntrinsics(raw, LAZY_INTRINSIC_GROUPS)
+        };
+        if added < 0 {
+            return Err(rquickjs::Error::Allocation);
+        }
+        Ok(())
+    })?;
+    Ok(context)
+}
+
+/// QuickJS made a group of built-ins on first use (patch 0700): takes its [`Intrinsics`] before
+/// anything of it reaches sandbox code. A failure (no memory for the atoms) fails the access
+/// that made the group, which stays to be made.
+unsafe extern "C" fn intrinsics_made(
+    ctx: *mut qjs::JSContext,
+    _group: c_int,
+    _opaque: *mut c_void,
+) -> c_int {
+    let Some(raw) = NonNull::new(ctx) else {
+        return -1;
+    };
+    // SAFETY: QuickJS calls this on the thread that runs the context, with the context alive and
+    // its runtime locked by the code that caused the group to be made.
+    let ctx = unsafe { Ctx::from_raw(raw) };
+    let captured = catch_unwind(AssertUnwindSafe(|| Reflect::new(&ctx).capture_made()));
+    if matches!(captured, Ok(Ok(()))) {
+        return 0;
+    }
+    // SAFETY: a live context (above); reading the built-ins can only have failed for memory.
+    unsafe { qjs::JS_ThrowOutOfMemory(raw.as_ptr()) };
+    -1
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -500,7 +500,7 @@ fn build(
         SandboxResolver(Rc::clone(&registry)),
         SandboxLoader(Rc::clone(&registry)),
     );
-    let context = Context::full(&runtime).map_err(start_error)?;
+    let context = reflect::new_context(&runtime).map_err(start_error)?;
     let canvas = context
         .with(|ctx| {
             globals::install(&ctx, state)?;
