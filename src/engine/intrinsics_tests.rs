@@ -255,3 +255,168 @@ fn built_ins_replaced_after_their_group_was_made_are_not_what_the_engine_calls()
         Err(error) => panic!("{error:?}"),
     }
 }
+
+/// Every accessor of the built-ins reachable from the global object, its prototypes and their
+/// constructors: where it is, the name a function made for its key has, its getter's and
+/// setter's names and lengths, its flags.
+const ACCESSORS: &str = r#"(() => {
+  const seen = new Set();
+  const lines = [];
+  const visit = (object, path) => {
+    if (object === null || (typeof object !== 'object' && typeof object !== 'function') ||
+        seen.has(object)) return;
+    seen.add(object);
+    for (const key of Reflect.ownKeys(object)) {
+      const d = Object.getOwnPropertyDescriptor(object, key);
+      const name = `${path}.${String(key)}`;
+      if ('get' in d) {
+        const fn = (f) => f === undefined ? '-' : `${f.name}/${f.length}`;
+        const named = typeof key === 'symbol' ? `[${key.description}]` : key;
+        lines.push(`${name} | ${named} | ${fn(d.get)} | ${fn(d.set)} | ` +
+          `${d.enumerable ? 'e' : ''}${d.configurable ? 'c' : ''}`);
+      } else if (key === 'prototype' || path === 'globalThis') {
+        visit(d.value, name);
+      }
+    }
+    visit(Object.getPrototypeOf(object), `${path}.[[Prototype]]`);
+  };
+  visit(globalThis, 'globalThis');
+  return lines.join('\n');
+})()"#;
+
+/// The C functions the runtime holds (read outside `Context::with`, which holds the runtime).
+fn c_functions(runtime: &Runtime) -> i64 {
+    runtime.memory_usage().c_func_count
+}
+
+#[test]
+fn accessors_made_on_first_use_are_the_ones_upstream_made_at_once() {
+    let runtime = Runtime::new().expect("runtime");
+    let context = Context::full(&runtime).expect("context");
+    // Listing names makes no accessor (the methods that list them are made first: methods too
+    // are made on first use, upstream).
+    let listing = "[Object.getOwnPropertyNames(Object.prototype), Object.keys(RegExp.prototype)]";
+    let eval = |code: &str| context.with(|ctx| ctx.eval::<(), _>(code).unwrap());
+    eval("Object.getOwnPropertyNames; Object.keys");
+    let before = c_functions(&runtime);
+    eval(listing);
+    assert_eq!(c_functions(&runtime), before);
+    // Reading one makes its getter and setter, and nothing else.
+    context.with(|ctx| {
+        assert!(ctx
+            .eval::<bool, _>("({}).__proto__ === Object.prototype")
+            .unwrap());
+    });
+    assert_eq!(c_functions(&runtime), before + 2);
+    context.with(|ctx| {
+        let listing = eval_string(&ctx, ACCESSORS);
+        for (line, (got, want)) in listing.lines().zip(UPSTREAM_ACCESSORS.lines()).enumerate() {
+            assert_eq!(got, want, "line {line}");
+        }
+        assert_eq!(listing, UPSTREAM_ACCESSORS);
+    });
+}
+
+/// [`ACCESSORS`] of a context with every built-in made by QuickJS without patch 0730, whose
+/// function lists made every accessor when the context was made (a C program on the patched
+/// sources less 0730, 2026-11-27): the getters and setters made on first use must be these.
+const UPSTREAM_ACCESSORS: &str = "\
+globalThis.Object.prototype.__proto__ | __proto__ | get __proto__/0 | set __proto__/1 | c
+globalThis.Object.[[Prototype]].caller | caller | /0 | /0 | c
+globalThis.Object.[[Prototype]].arguments | arguments | /0 | /0 | c
+globalThis.Object.[[Prototype]].fileName | fileName | get fileName/0 | - | c
+globalThis.Object.[[Prototype]].lineNumber | lineNumber | get lineNumber/0 | - | c
+globalThis.Object.[[Prototype]].columnNumber | columnNumber | get columnNumber/0 | - | c
+globalThis.Error.prototype.stack | stack | get stack/0 | set stack/1 | c
+globalThis.Error.stackTraceLimit | stackTraceLimit | get stackTraceLimit/0 | set stackTraceLimit/1 | c
+globalThis.Error.prepareStackTrace | prepareStackTrace | get prepareStackTrace/0 | set prepareStackTrace/1 | c
+globalThis.Iterator.prototype.constructor | constructor | /0 | /1 | c
+globalThis.Iterator.prototype.Symbol(Symbol.toStringTag) | [Symbol.toStringTag] | get [Symbol.toStringTag]/0 | set [Symbol.toStringTag]/1 | c
+globalThis.Array.Symbol(Symbol.species) | [Symbol.species] | get [Symbol.species]/0 | - | c
+globalThis.Symbol.prototype.description | description | get description/0 | - | c
+globalThis.DisposableStack.prototype.disposed | disposed | get disposed/0 | - | c
+globalThis.RegExp.prototype.flags | flags | get flags/0 | - | c
+globalThis.RegExp.prototype.source | source | get source/0 | - | c
+globalThis.RegExp.prototype.global | global | get global/0 | - | c
+globalThis.RegExp.prototype.ignoreCase | ignoreCase | get ignoreCase/0 | - | c
+globalThis.RegExp.prototype.multiline | multiline | get multiline/0 | - | c
+globalThis.RegExp.prototype.dotAll | dotAll | get dotAll/0 | - | c
+globalThis.RegExp.prototype.unicode | unicode | get unicode/0 | - | c
+globalThis.RegExp.prototype.unicodeSets | unicodeSets | get unicodeSets/0 | - | c
+globalThis.RegExp.prototype.sticky | sticky | get sticky/0 | - | c
+globalThis.RegExp.prototype.hasIndices | hasIndices | get hasIndices/0 | - | c
+globalThis.RegExp.Symbol(Symbol.species) | [Symbol.species] | get [Symbol.species]/0 | - | c
+globalThis.Map.prototype.size | size | get size/0 | - | c
+globalThis.Map.Symbol(Symbol.species) | [Symbol.species] | get [Symbol.species]/0 | - | c
+globalThis.Set.prototype.size | size | get size/0 | - | c
+globalThis.Set.Symbol(Symbol.species) | [Symbol.species] | get [Symbol.species]/0 | - | c
+globalThis.ArrayBuffer.prototype.byteLength | byteLength | get byteLength/0 | - | c
+globalThis.ArrayBuffer.prototype.maxByteLength | maxByteLength | get maxByteLength/0 | - | c
+globalThis.ArrayBuffer.prototype.resizable | resizable | get resizable/0 | - | c
+globalThis.ArrayBuffer.prototype.detached | detached | get detached/0 | - | c
+globalThis.ArrayBuffer.prototype.immutable | immutable | get immutable/0 | - | c
+globalThis.ArrayBuffer.Symbol(Symbol.species) | [Symbol.species] | get [Symbol.species]/0 | - | c
+globalThis.SharedArrayBuffer.prototype.byteLength | byteLength | get byteLength/0 | - | c
+globalThis.SharedArrayBuffer.prototype.maxByteLength | maxByteLength | get maxByteLength/0 | - | c
+globalThis.SharedArrayBuffer.prototype.growable | growable | get growable/0 | - | c
+globalThis.SharedArrayBuffer.Symbol(Symbol.species) | [Symbol.species] | get [Symbol.species]/0 | - | c
+globalThis.Uint8ClampedArray.prototype.[[Prototype]].length | length | get length/0 | - | c
+globalThis.Uint8ClampedArray.prototype.[[Prototype]].buffer | buffer | get buffer/0 | - | c
+globalThis.Uint8ClampedArray.prototype.[[Prototype]].byteLength | byteLength | get byteLength/0 | - | c
+globalThis.Uint8ClampedArray.prototype.[[Prototype]].byteOffset | byteOffset | get byteOffset/0 | - | c
+globalThis.Uint8ClampedArray.prototype.[[Prototype]].Symbol(Symbol.toStringTag) | [Symbol.toStringTag] | get [Symbol.toStringTag]/0 | - | c
+globalThis.Uint8ClampedArray.[[Prototype]].Symbol(Symbol.species) | [Symbol.species] | get [Symbol.species]/0 | - | c
+globalThis.DataView.prototype.buffer | buffer | get buffer/0 | - | c
+globalThis.DataView.prototype.byteLength | byteLength | get byteLength/0 | - | c
+globalThis.DataView.prototype.byteOffset | byteOffset | get byteOffset/0 | - | c
+globalThis.Promise.Symbol(Symbol.species) | [Symbol.species] | get [Symbol.species]/0 | - | c
+globalThis.AsyncDisposableStack.prototype.disposed | disposed | get disposed/0 | - | c
+globalThis.DOMException.prototype.name | name | get name/0 | - | ec
+globalThis.DOMException.prototype.message | message | get message/0 | - | ec
+globalThis.DOMException.prototype.code | code | get code/0 | - | ec";
+
+#[test]
+fn accessors_made_on_first_use_behave_as_upstream_ones() {
+    lazy().with(|ctx| {
+        let checks = r#"[
+          (() => { const o = {}; o.__proto__ = Array.prototype; return !Array.isArray(o) && o instanceof Array; })(),
+          Object.getOwnPropertyDescriptor(RegExp.prototype, 'flags').get.call(/a/gi) === 'gi',
+          /a/y.sticky && !/a/.global,
+          Array[Symbol.species] === Array && Promise[Symbol.species] === Promise,
+          Symbol('x').description === 'x',
+          typeof new Error('m').stack === 'string' && Error.stackTraceLimit === 10,
+          (() => { Error.stackTraceLimit = 3; return Error.stackTraceLimit === 3; })(),
+          typeof (function f() {}).lineNumber === 'number',
+          (() => {
+            try { Object.getOwnPropertyDescriptor(RegExp.prototype, 'flags').get.call(1); return false; }
+            catch (e) { return e instanceof TypeError; }
+          })(),
+        ].join()"#;
+        assert_eq!(eval_string(&ctx, checks), ["true"; 9].join(","));
+    });
+}
+
+#[test]
+fn the_regexp_fast_paths_take_flag_getters_not_made_yet_for_the_intrinsic_ones() {
+    let runtime = Runtime::new().expect("runtime");
+    let context = new_context(&runtime).expect("context");
+    // The methods that run are made first (on first use, as upstream makes methods).
+    context.with(|ctx| {
+        let methods = "String.prototype.split; String.prototype.replace; Array.prototype.join; \
+                       RegExp.prototype[Symbol.split]; RegExp.prototype[Symbol.replace]";
+        ctx.eval::<(), _>(methods).unwrap();
+    });
+    let before = c_functions(&runtime);
+    context.with(|ctx| {
+        let result: String = ctx
+            .eval("'a b  c'.split(/\\s+/).join('|') + 'x-y'.replace(/-/g, '+')")
+            .unwrap();
+        assert_eq!(result, "a|b|cx+y");
+    });
+    // The spec's steps would have read `flags` (and each flag getter), making them.
+    assert_eq!(c_functions(&runtime), before, "no flag getter was made");
+    context.with(|ctx| {
+        assert_eq!(ctx.eval::<String, _>("/a/g.flags").unwrap(), "g");
+    });
+    assert!(c_functions(&runtime) > before);
+}

@@ -1,7 +1,8 @@
 //! What the addon keeps per Node environment (the main thread and each worker thread get their
 //! own; napi has one instance-data slot per addon and environment): the `ExecutorError` class,
-//! the `SESExecutor` class (to tell `new SESExecutor()` from a plain call), and the JS helpers
-//! that look at hostile host values without ever throwing, and the ones that build run results.
+//! the `SESExecutor` class (to tell `new SESExecutor()` from a plain call), the JS helpers
+//! that look at hostile host values without ever throwing, the ones that build run results, and
+//! the native function every executor's threadsafe function nominally calls (`queue.rs`).
 //!
 //! The helpers are a few lines of JS compiled once, when the addon is loaded: JS's own
 //! `try`/`catch` is what can look at a value whose every property, trap and conversion may
@@ -118,6 +119,10 @@ pub struct EnvData {
     handle: FunctionRef<Unknown<'static>, Unknown<'static>>,
     code_output: BuilderRef,
     log_entry: BuilderRef,
+    /// What every executor's threadsafe function nominally calls (see `queue.rs`): one for the
+    /// environment rather than one per executor, which cost each executor a function of its own
+    /// in V8's heap (its template, closure and code: 264 bytes).
+    pub tool_bridge: FunctionRef<(), ()>,
 }
 
 /// A result builder of the helpers, called with raw arguments (see [`build`]).
@@ -144,6 +149,7 @@ pub fn install(env: &Env, executor_error: ErrorClass) -> Result<()> {
     let handle: Function<Unknown<'static>, Unknown<'static>> = helpers.get_element(1)?;
     let code_output: Function<(), Unknown<'static>> = helpers.get_element(2)?;
     let log_entry: Function<(), Unknown<'static>> = helpers.get_element(3)?;
+    let tool_bridge: Function<(), ()> = env.create_function("toolBridge", noop)?;
     env.set_instance_data(
         EnvData {
             executor_error,
@@ -152,10 +158,17 @@ pub fn install(env: &Env, executor_error: ErrorClass) -> Result<()> {
             handle: handle.create_ref()?,
             code_output: code_output.create_ref()?,
             log_entry: log_entry.create_ref()?,
+            tool_bridge: tool_bridge.create_ref()?,
         },
         (),
         |_| {},
     )
+}
+
+/// The function the threadsafe functions nominally call: native, so that creating it compiles no
+/// script, and doing nothing, since their work happens in their callbacks.
+unsafe extern "C" fn noop(_env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
+    std::ptr::null_mut()
 }
 
 /// The environment's data (set when the addon was loaded in it).

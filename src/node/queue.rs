@@ -12,6 +12,7 @@ use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, Status};
 
+use super::env_data;
 use super::guarded;
 use crate::engine::host::ToolCall;
 
@@ -40,11 +41,14 @@ impl NodeQueue {
         env: &Env,
         mut dispatch: impl FnMut(&Env, ToolCall) + 'static,
     ) -> napi::Result<Self> {
-        // The function the ThreadsafeFunction calls is a no-op: the work happens in its
-        // callback, which has the environment and can call each tool with its own `this` and
-        // any number of arguments.
-        let noop: Function<(), ()> = env.create_function("toolBridge", noop)?;
-        let function = noop
+        // The function the ThreadsafeFunction calls is the environment's no-op: the work
+        // happens in its callback, which has the environment and can call each tool with its
+        // own `this` and any number of arguments.
+        let bridge: Function<(), ()> = env_data::get(env)
+            .ok_or_else(|| napi::Error::from_reason("the addon's environment data is missing"))?
+            .tool_bridge
+            .borrow_back(env)?;
+        let function = bridge
             .build_threadsafe_function::<ToNode>()
             .callee_handled::<false>()
             .weak::<true>()
@@ -95,10 +99,4 @@ impl NodeQueue {
             unsafe { sys::napi_unref_threadsafe_function(env.raw(), self.function.raw()) };
         }
     }
-}
-
-/// The function the threadsafe function nominally calls. Native, so that creating an executor
-/// compiles no script.
-unsafe extern "C" fn noop(_env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
-    std::ptr::null_mut()
 }
