@@ -2,7 +2,7 @@
 //! own; napi has one instance-data slot per addon and environment): the `ExecutorError` class,
 //! the `SESExecutor` class (to tell `new SESExecutor()` from a plain call), the JS helpers
 //! that look at hostile host values without ever throwing, the ones that build run results, and
-//! the native function every executor's threadsafe function nominally calls (`queue.rs`).
+//! the executors' one threadsafe function with their tool dispatchers (`queue.rs`).
 //!
 //! The helpers are a few lines of JS compiled once, when the addon is loaded: JS's own
 //! `try`/`catch` is what can look at a value whose every property, trap and conversion may
@@ -17,11 +17,15 @@
 //!
 //! Spec: §7.4 (tool failures), §8.1 (errors as JS objects), §3.1 (`CodeOutput`, `LogEntry`).
 
+use std::rc::Rc;
+use std::sync::Arc;
+
 use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, JsObjectValue, Unknown, ValueType};
 use napi::{sys, Env, JsValue, Result};
 use serde_json::Value as Json;
 
 use super::guarded::{self, Thrown};
+use super::queue::{Dispatchers, EnvQueue};
 
 /// The helpers: `describe(value, isError)` gives `[name, message]` for any thrown value;
 /// `handle(promise)` marks a promise's rejection as handled. Neither ever throws.
@@ -119,10 +123,12 @@ pub struct EnvData {
     handle: FunctionRef<Unknown<'static>, Unknown<'static>>,
     code_output: BuilderRef,
     log_entry: BuilderRef,
-    /// What every executor's threadsafe function nominally calls (see `queue.rs`): one for the
-    /// environment rather than one per executor, which cost each executor a function of its own
-    /// in V8's heap (its template, closure and code: 264 bytes).
-    pub tool_bridge: FunctionRef<(), ()>,
+    /// What the threadsafe function nominally calls (see `queue.rs`).
+    tool_bridge: FunctionRef<(), ()>,
+    /// The executors' threadsafe function, made with the first executor.
+    queue: Option<Arc<EnvQueue>>,
+    /// Where the threadsafe function hands each executor's tool calls.
+    pub dispatchers: Dispatchers,
 }
 
 /// A result builder of the helpers, called with raw arguments (see [`build`]).
@@ -159,16 +165,31 @@ pub fn install(env: &Env, executor_error: ErrorClass) -> Result<()> {
             code_output: code_output.create_ref()?,
             log_entry: log_entry.create_ref()?,
             tool_bridge: tool_bridge.create_ref()?,
+            queue: None,
+            dispatchers: Dispatchers::default(),
         },
         (),
         |_| {},
     )
 }
 
-/// The function the threadsafe functions nominally call: native, so that creating it compiles no
-/// script, and doing nothing, since their work happens in their callbacks.
+/// The function the threadsafe function nominally calls: native, so that creating it compiles no
+/// script, and doing nothing, since the work happens in its callback.
 unsafe extern "C" fn noop(_env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
     std::ptr::null_mut()
+}
+
+impl EnvData {
+    /// The executors' threadsafe function, made on first use.
+    pub fn queue(&mut self, env: &Env) -> Result<Arc<EnvQueue>> {
+        if let Some(queue) = &self.queue {
+            return Ok(Arc::clone(queue));
+        }
+        let bridge = self.tool_bridge.borrow_back(env)?;
+        let queue = Arc::new(EnvQueue::new(bridge, Rc::clone(&self.dispatchers))?);
+        self.queue = Some(Arc::clone(&queue));
+        Ok(queue)
+    }
 }
 
 /// The environment's data (set when the addon was loaded in it).

@@ -428,8 +428,8 @@ impl SesExecutor {
 }
 
 impl Drop for SesExecutor {
-    /// Collected: what the executor held on Node's side (its threadsafe function, tool
-    /// references, queues) goes back to the system with the next trim, as its runtime's does.
+    /// Collected: what the executor held on Node's side (its tool dispatcher and references,
+    /// queues) goes back to the system with the next trim, as its runtime's does.
     /// Finalized as its environment is torn down: its engine stops now (see `teardown.rs`).
     fn drop(&mut self) {
         if self.closing.load(Ordering::Acquire) {

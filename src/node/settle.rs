@@ -6,12 +6,12 @@
 //! engine thread wakes a tokio worker, which wakes Node's thread) plus that setup, about half of
 //! a trivial run's time. Here the future is polled where it is woken, on the engine thread as it
 //! answers (with `async_task`, whose `schedule` simply runs the task), and the outcome goes to
-//! Node's thread through the executor's one threadsafe function, the one its tool calls use:
-//! a single wake-up, and nothing created per promise but the promise itself.
+//! Node's thread through the environment's one threadsafe function, the one tool calls use
+//! (`queue.rs`): a single wake-up, and nothing created per promise but the promise itself.
 //!
-//! That threadsafe function is weak so that an idle executor never keeps the process alive; it
-//! is referenced while any promise of the executor is pending, as a `JsDeferred` would keep it
-//! alive.
+//! That threadsafe function is weak so that idle executors never keep the process alive; it is
+//! referenced while any promise of its executors is pending, as a `JsDeferred` would keep its
+//! own alive.
 //!
 //! Spec: §3.2 (every method returns a promise) and §4.2 (state moves as it settles).
 
