@@ -5,9 +5,11 @@
 // Writes { peer, version, setupMs, workloads: { W1: {median, p95, unit, noise, …}, … } } or
 // { skipped: reason } when the peer cannot be loaded here.
 import { writeFileSync } from 'node:fs'
-import { longestTickGap } from './lag.mjs'
+import { longestTickGap, spinningWorker } from './lag.mjs'
 import { cpuTicks, osThreads, otherCpuPercent, rssMiB, summarize, timeTask } from './measure.mjs'
 import {
+  W6_REPEATS,
+  W6_SPIN_MS,
   W11_EXECUTORS,
   W11_SETTLE_MS,
   W12_EXECUTORS,
@@ -117,12 +119,18 @@ const workloads = {
   },
 
   async W6() {
+    // Each spin of the peer's guest alternates with a bare worker's (the machine's floor), in
+    // this process: both read the same scheduling of Node's thread.
     const executor = await primaryExecutor()
+    const floor = spinningWorker()
     const gaps = []
-    for (let i = 0; i < BUDGET.repeats; i++) {
+    const floorGaps = []
+    for (let i = 0; i < (quick ? 1 : W6_REPEATS); i++) {
       gaps.push(await longestTickGap(async () => check('W6', await executor.run(source('W6'), 'sync'), true)))
+      floorGaps.push(await longestTickGap(() => floor.spin(W6_SPIN_MS)))
     }
-    return { unit: 'ms', ...summarize(gaps) }
+    await floor.terminate()
+    return { unit: 'ms', ...summarize(gaps), floorMs: summarize(floorGaps).median }
   },
 
   async W7() {

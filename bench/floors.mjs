@@ -15,7 +15,7 @@
 import { writeFileSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 
-import { longestTickGap } from './lag.mjs'
+import { longestTickGap, spinningWorker } from './lag.mjs'
 import { W3_CALLS, W4_CALLS, W6_SPIN_MS } from './workloads.mjs'
 
 const [out] = process.argv.slice(2).filter((arg) => !arg.startsWith('--'))
@@ -29,13 +29,7 @@ const answer = new Float64Array(workerData, 8, 1)
 let pending
 parentPort.on('message', async (message) => {
   if (message.reply !== undefined) return pending(message.reply)
-  const { kind, calls, spinMs } = message
-  if (kind === 'spin') {
-    const end = Date.now() + spinMs
-    let n = 0
-    while (Date.now() < end) n++
-    return parentPort.postMessage({ done: n })
-  }
+  const { kind, calls } = message
   let x = 0
   const start = performance.now()
   for (let i = 0; i < calls; i++) {
@@ -93,12 +87,14 @@ const sync = []
 const asynchronous = []
 await callTime('sync', 1_000)
 await callTime('async', 1_000)
+const spinner = spinningWorker()
 for (let i = 0; i < SAMPLES; i++) {
-  spin.push(await longestTickGap(() => task({ kind: 'spin', spinMs: W6_SPIN_MS })))
+  spin.push(await longestTickGap(() => spinner.spin(W6_SPIN_MS)))
   sync.push(await callTime('sync', quick ? 1_000 : W4_CALLS))
   asynchronous.push(await callTime('async', quick ? 100 : W3_CALLS))
 }
 await worker.terminate()
+await spinner.terminate()
 const floors = {
   spinGapMs: median(spin),
   syncCallUs: median(sync),

@@ -9,6 +9,11 @@ export const W3_CALLS = 1_000
 export const W4_CALLS = 10_000
 /** How long W6's guest spins synchronously. */
 export const W6_SPIN_MS = 500
+/**
+ * W6's samples per peer, each with a floor sample beside it: the longest gap of a 500 ms spin
+ * moves by milliseconds from one spin to the next on these virtual machines.
+ */
+export const W6_REPEATS = 9
 /** W8's deadline. */
 export const W8_TIMEOUT_MS = 100
 /** Live executors of W11 (issue 16), and of W12. */
