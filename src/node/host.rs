@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use napi::bindgen_prelude::{Function, FunctionRef, ObjectRef, Unknown};
 use napi::{Env, JsValue};
 
+use super::env_data;
 use super::guarded::{self, Thrown};
 use super::log_stream::LogStream;
 use super::queue::NodeQueue;
@@ -70,12 +71,14 @@ impl NodeHost {
         let mut watcher = None;
         let calls = Arc::new(AtomicU64::new(0));
         let burst = Rc::new(RefCell::new(Burst::new(Arc::clone(&calls))));
-        let queue = NodeQueue::new(env, move |env, call| {
+        let data = env_data::get(env)
+            .ok_or_else(|| napi::Error::from_reason("the addon's environment data is missing"))?;
+        let queue = NodeQueue::new(data.queue(env)?, &data.dispatchers, move |env, call| {
             burst.borrow_mut().dispatched += 1;
             if dispatch(env, &tools, &mut watcher, &burst, call, max_value_bytes) {
                 burst.borrow_mut().await_next_call();
             }
-        })?;
+        });
         Ok(Self {
             queue: Arc::new(queue),
             calls,

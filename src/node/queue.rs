@@ -23,7 +23,6 @@ use napi::bindgen_prelude::Function;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Env, Status};
 
-use super::env_data;
 use super::guarded;
 use crate::engine::host::ToolCall;
 
@@ -111,16 +110,18 @@ pub struct NodeQueue {
 }
 
 impl NodeQueue {
-    /// A queue bound to `env`'s thread, whose tool calls go to `dispatch` there.
-    pub fn new(env: &Env, dispatch: impl FnMut(&Env, ToolCall) + 'static) -> napi::Result<Self> {
-        let data = env_data::get(env)
-            .ok_or_else(|| napi::Error::from_reason("the addon's environment data is missing"))?;
-        let shared = data.queue(env)?;
+    /// An executor's place on `shared`, whose tool calls go to `dispatch` on its thread (where
+    /// this is called: `dispatchers` are that thread's).
+    pub fn new(
+        shared: Arc<EnvQueue>,
+        dispatchers: &Dispatchers,
+        dispatch: impl FnMut(&Env, ToolCall) + 'static,
+    ) -> Self {
         let executor = NEXT_EXECUTOR.fetch_add(1, Ordering::Relaxed);
-        data.dispatchers
+        dispatchers
             .borrow_mut()
             .insert(executor, Box::new(dispatch));
-        Ok(Self { shared, executor })
+        Self { shared, executor }
     }
 
     /// Queues a tool call for the dispatcher. If Node is shutting down the call is dropped, and
