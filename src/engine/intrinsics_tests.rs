@@ -1,6 +1,7 @@
-//! The groups of built-ins a context makes on first use (QuickJS patch 0700,
-//! `reflect::new_context`): nothing of a group exists until code reaches it, and then it is
-//! exactly what `JS_NewContext` makes, whichever way it was reached.
+//! What a context makes on first use: the groups of built-ins of QuickJS patch 0700
+//! (`reflect::new_context`) and the built-ins' accessors of patch 0730. Nothing of either exists
+//! until code reaches it, and then it is exactly what upstream makes when the context is made,
+//! whichever way it was reached.
 
 use rquickjs::{Context, Ctx, Runtime, Value as JsValue};
 
