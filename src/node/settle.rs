@@ -110,10 +110,10 @@ where
     check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
     let deferred = Deferred(deferred);
     node.hold(env);
-    let node = Arc::clone(node);
+    let queue = Arc::clone(node);
     let delivery = async move {
         let outcome = future.await;
-        let holder = Arc::clone(&node);
+        let holder = Arc::clone(&queue);
         let on_node: OnNode = Box::new(move |env: &Env| {
             holder.release(env);
             after(env);
@@ -129,14 +129,16 @@ where
             guarded::clear(env);
             deferred.settle(env, settled);
         });
-        node.on_node(on_node);
+        queue.on_node(on_node);
     };
     // Polled first here, then by whichever thread wakes it (the engine thread, as it answers).
     let (runnable, task) = async_task::spawn(delivery, |runnable: async_task::Runnable| {
         runnable.run();
     });
     task.detach();
+    let since = node.sent();
     runnable.run();
+    node.await_message(since);
     Ok(PromiseRaw::new(env.raw(), promise))
 }
 
