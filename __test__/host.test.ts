@@ -80,18 +80,23 @@ describe('process lifetime', () => {
     expect(child.status).toBe(0)
   })
 
-  it('executors garbage-collected without cleanup() free their runtimes and tools, and never held a thread each', () => {
+  it('executors garbage-collected without cleanup() free their runtimes, tools and pending tool promises, and never held a thread each', () => {
     const child = spawnSync(process.execPath, ['--expose-gc', join(fixtures, 'gc-frees-engines.cjs')], {
       encoding: 'utf8',
       timeout: 30_000,
     })
     expect(child.status).toBe(0)
-    const { before, during, after, threads, size, toolsCollected } = JSON.parse(child.stdout)
+    const { before, during, after, threads, size, toolsCollected, executorsCollected, lateReads } = JSON.parse(
+      child.stdout,
+    )
     expect(during).toBeGreaterThanOrEqual(before + 10)
     // V8 may keep the last executor or two reachable a while longer.
     expect(after).toBeLessThanOrEqual(before + 2)
     expect(toolsCollected).toBeGreaterThanOrEqual(18)
     expect(threads).toBeLessThanOrEqual(size)
+    // A collected executor's tool promise that settles afterwards is never copied.
+    expect(executorsCollected).toBeGreaterThanOrEqual(18)
+    expect(lateReads).toBe(0)
   })
 })
 

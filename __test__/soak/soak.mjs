@@ -4,7 +4,7 @@
 // once (each sends tools and runs once), then all cleaned up and collected; then as many again,
 // cleaned up again. It prints RSS at the start, with the executors live, a few seconds after each
 // mass cleanup, and with the re-created ones live, and fails if a mass cleanup keeps more than
-// SOAK_MAX_KEPT_SHARE (0.1) of what the live executors took above the start, or the re-created
+// SOAK_MAX_KEPT_SHARE (0.05) of what the live executors took above the start, or the re-created
 // executors take more than SOAK_MAX_REUSE_RATIO (1.05) times what the first ones did (reuse must
 // not grow).
 //
@@ -30,7 +30,9 @@ import { createRequire } from 'node:module'
 const { SESExecutor, enginePoolStats } = createRequire(import.meta.url)('../../index.js')
 
 const MASS = Number(process.env.SOAK_MASS ?? 3_000)
-const MAX_KEPT_SHARE = Number(process.env.SOAK_MAX_KEPT_SHARE ?? 0.1)
+// Measured 0.8-0.9 %; 12-14 % while each executor's promise watcher outlived it in V8 (README
+// "Soak and leak").
+const MAX_KEPT_SHARE = Number(process.env.SOAK_MAX_KEPT_SHARE ?? 0.05)
 const MAX_REUSE_RATIO = Number(process.env.SOAK_MAX_REUSE_RATIO ?? 1.05)
 const CYCLES = Number(process.env.SOAK_CYCLES ?? 10_000)
 const RUNS = Number(process.env.SOAK_RUNS ?? 100_000)

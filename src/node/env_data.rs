@@ -26,6 +26,7 @@ use serde_json::Value as Json;
 
 use super::guarded::{self, Thrown};
 use super::queue::{Dispatchers, EnvQueue};
+use super::watcher::Watcher;
 
 /// The helpers: `describe(value, isError)` gives `[name, message]` for any thrown value;
 /// `handle(promise)` marks a promise's rejection as handled. Neither ever throws.
@@ -129,6 +130,8 @@ pub struct EnvData {
     queue: Option<Arc<EnvQueue>>,
     /// Where the threadsafe function hands each executor's tool calls.
     pub dispatchers: Dispatchers,
+    /// The watcher of the promises tools return, made at the first one.
+    watcher: Option<Rc<Watcher>>,
 }
 
 /// A result builder of the helpers, called with raw arguments (see [`build`]).
@@ -167,6 +170,7 @@ pub fn install(env: &Env, executor_error: ErrorClass) -> Result<()> {
             tool_bridge: tool_bridge.create_ref()?,
             queue: None,
             dispatchers: Dispatchers::default(),
+            watcher: None,
         },
         (),
         |_| {},
@@ -189,6 +193,16 @@ impl EnvData {
         let queue = Arc::new(EnvQueue::new(bridge, Rc::clone(&self.dispatchers))?);
         self.queue = Some(Arc::clone(&queue));
         Ok(queue)
+    }
+
+    /// The watcher of the promises tools return, made on first use.
+    pub fn watcher(&mut self, env: &Env) -> Result<Rc<Watcher>> {
+        if let Some(watcher) = &self.watcher {
+            return Ok(Rc::clone(watcher));
+        }
+        let watcher = Rc::new(Watcher::new(env)?);
+        self.watcher = Some(Rc::clone(&watcher));
+        Ok(watcher)
     }
 }
 

@@ -6,13 +6,13 @@
 //! thread (by `sendTools` and by the dispatcher) and dropped there.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use napi::bindgen_prelude::{Function, FunctionRef, ObjectRef, Unknown};
+use napi::bindgen_prelude::{FunctionRef, ObjectRef, Unknown};
 use napi::{Env, JsValue};
 
 use super::env_data;
@@ -20,7 +20,8 @@ use super::guarded::{self, Thrown};
 use super::log_stream::LogStream;
 use super::queue::NodeQueue;
 use super::value::{from_js, to_js};
-use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult, ToolSettlement};
+use super::watcher::{OnSettled, Watcher};
+use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult};
 use crate::engine::LogEntry;
 
 /// A tool as the host sent it.
@@ -67,15 +68,14 @@ impl NodeHost {
         logs: Option<LogStream>,
         max_value_bytes: u64,
     ) -> napi::Result<Self> {
-        // Made at the first tool promise: most executors' tools are synchronous.
-        let mut watcher = None;
+        let watches = Rc::new(RefCell::new(Watches::default()));
         let calls = Arc::new(AtomicU64::new(0));
         let burst = Rc::new(RefCell::new(Burst::new(Arc::clone(&calls))));
         let data = env_data::get(env)
             .ok_or_else(|| napi::Error::from_reason("the addon's environment data is missing"))?;
         let queue = NodeQueue::new(data.queue(env)?, &data.dispatchers, move |env, call| {
             burst.borrow_mut().dispatched += 1;
-            if dispatch(env, &tools, &mut watcher, &burst, call, max_value_bytes) {
+            if dispatch(env, &tools, &watches, &burst, call, max_value_bytes) {
                 burst.borrow_mut().await_next_call();
             }
         });
@@ -135,7 +135,7 @@ const CHAIN_LIMIT: Duration = Duration::from_millis(1);
 /// An asynchronous tool's answer goes back when its promise settles, in a microtask; a promise
 /// that settles at once (a tool answering from memory) runs it as the dispatch that called the
 /// tool closes, still inside the same dispatch loop. So the answer waits the same way (see
-/// [`Watcher`]), and an awaited tool called in a loop is served without a wake-up either
+/// [`watch`]), and an awaited tool called in a loop is served without a wake-up either
 /// (W3, callgrind and timing in the CHANGELOG).
 struct Burst {
     chain_start: Option<Instant>,
@@ -198,7 +198,7 @@ impl Burst {
 fn dispatch(
     env: &Env,
     tools: &ToolTable,
-    watcher: &mut Option<Watcher>,
+    watches: &Rc<RefCell<Watches>>,
     burst: &Rc<RefCell<Burst>>,
     call: ToolCall,
     max_value_bytes: u64,
@@ -241,19 +241,7 @@ fn dispatch(
             true
         }
         Ok(value) if guarded::is_promise(&value) => {
-            if watcher.is_none() {
-                match Watcher::new(env, Rc::clone(burst), max_value_bytes) {
-                    Ok(created) => *watcher = Some(created),
-                    Err(error) => {
-                        reply.pending().settle(Err(ToolFailure::new(error.reason)));
-                        guarded::clear(env);
-                        return false;
-                    }
-                }
-            }
-            if let Some(watcher) = watcher {
-                watcher.watch(env, value, reply);
-            }
+            watch(env, watches, burst, value, reply, max_value_bytes);
             false
         }
         Ok(value) => {
@@ -265,94 +253,73 @@ fn dispatch(
     synchronous
 }
 
-/// Watches the promises tools return. One JS helper per executor attaches a pair of callbacks
-/// to each promise, which report to one native function by call number: napi-rs's
-/// `PromiseRaw::then`/`catch` would create two native functions (each with a finalizer) per
-/// call, which was about a quarter of an awaited call's cost.
-struct Watcher {
-    /// `(promise, id) => then(promise, v => done(id, v, false), e => done(id, e, true))`.
-    watch: FunctionRef<(), ()>,
-    /// The settlements of the promises being watched, by call number.
-    watched: Rc<RefCell<HashMap<i64, ToolSettlement>>>,
-    next_id: i64,
+/// The promises an executor's tools returned that have not settled yet, by watch number. Once
+/// the executor is gone (its dispatcher dropped), they are forgotten: the environment's watcher
+/// would otherwise keep their settlements for as long as the promises stay pending.
+#[derive(Default)]
+struct Watches {
+    watcher: Option<Rc<Watcher>>,
+    pending: BTreeSet<u64>,
 }
 
-/// The helper's factory: takes the native `done(id, value, rejected)`. Rejections are handled
-/// by `then`'s second callback, so none is ever reported as unhandled by Node. `then` is
-/// `Promise.prototype.then` as it was when the helper was made (a promise's own `then` may be
-/// anything); if attaching throws (a promise whose `constructor` getter throws), the call fails
-/// with what it threw.
-const WATCHER_SOURCE: &str = "(function (done) {
-  var then = Promise.prototype.then;
-  return function watch(promise, id) {
-    try {
-      then.call(promise, function (value) { done(id, value, false) }, function (error) { done(id, error, true) })
-    } catch (error) {
-      done(id, error, true)
-    }
-  }
-})";
-
-impl Watcher {
-    fn new(env: &Env, burst: Rc<RefCell<Burst>>, max_value_bytes: u64) -> napi::Result<Self> {
-        let watched: Rc<RefCell<HashMap<i64, ToolSettlement>>> = Rc::default();
-        let settlements = Rc::clone(&watched);
-        let done = env.create_function_from_closure("done", move |call| {
-            let id: i64 = call.get(0)?;
-            let value: Unknown = call.get(1)?;
-            let rejected: bool = call.get(2)?;
-            let settlement = settlements.borrow_mut().remove(&id);
-            if let Some(settlement) = settlement {
-                settlement.settle(if rejected {
-                    Err(failure_of(call.env, &Thrown::Value(value)))
-                } else {
-                    copy_result(call.env, value, "the tool", max_value_bytes)
-                });
-                guarded::clear(call.env);
-                // Not while the dispatcher itself waits (a settlement inside its wait cannot
-                // happen: microtasks run only once it returns; this keeps it so).
-                if let Ok(mut burst) = burst.try_borrow_mut() {
-                    burst.await_next_call();
-                }
-            }
-            guarded::clear(call.env);
-            Ok(())
-        })?;
-        let factory: Function<Function<(), ()>, Function<(), ()>> =
-            env.run_script(WATCHER_SOURCE)?;
-        Ok(Self {
-            watch: factory.call(done)?.create_ref()?,
-            watched,
-            next_id: 0,
-        })
-    }
-
-    /// Answers `pending` now and settles when the tool's promise does.
-    fn watch(&mut self, env: &Env, promise: Unknown, reply: ToolReply) {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.watched.borrow_mut().insert(id, reply.pending());
-        let watching = self
-            .watch
-            .borrow_back(env)
-            .map_err(|error| ToolFailure::new(error.reason))
-            .and_then(|watch| {
-                let id = env
-                    .create_int64(id)
-                    .map_err(|error| ToolFailure::new(error.reason))?;
-                guarded::call(
-                    env,
-                    &watch.to_unknown(),
-                    &guarded::undefined(env),
-                    &[promise.raw(), id.raw()],
-                )
-                .map_err(|thrown| failure_of(env, &thrown))
-            });
-        if let Err(failure) = watching {
-            if let Some(settlement) = self.watched.borrow_mut().remove(&id) {
-                settlement.settle(Err(failure));
+impl Drop for Watches {
+    fn drop(&mut self) {
+        if let Some(watcher) = &self.watcher {
+            for &id in &self.pending {
+                watcher.forget(id);
             }
         }
+    }
+}
+
+/// Answers `reply` as pending, and settles it when the tool's `promise` does.
+fn watch(
+    env: &Env,
+    watches: &Rc<RefCell<Watches>>,
+    burst: &Rc<RefCell<Burst>>,
+    promise: Unknown,
+    reply: ToolReply,
+    max_value_bytes: u64,
+) {
+    let settlement = reply.pending();
+    let watcher = watches.borrow().watcher.clone();
+    let watcher = match watcher {
+        Some(watcher) => watcher,
+        None => match env_data::get(env)
+            .ok_or_else(|| napi::Error::from_reason("the addon's environment data is missing"))
+            .and_then(|data| data.watcher(env))
+        {
+            Ok(watcher) => {
+                watches.borrow_mut().watcher = Some(Rc::clone(&watcher));
+                watcher
+            }
+            Err(error) => {
+                settlement.settle(Err(ToolFailure::new(error.reason)));
+                return;
+            }
+        },
+    };
+    // Weak: a pending watch must not keep the executor's side alive.
+    let (mine, burst) = (Rc::downgrade(watches), Rc::clone(burst));
+    let on_settled: OnSettled = Box::new(move |env, id, result| {
+        if let Some(watches) = mine.upgrade() {
+            if let Ok(mut watches) = watches.try_borrow_mut() {
+                watches.pending.remove(&id);
+            }
+        }
+        settlement.settle(match result {
+            Ok(value) => copy_result(env, value, "the tool", max_value_bytes),
+            Err(thrown) => Err(failure_of(env, &thrown)),
+        });
+        guarded::clear(env);
+        // Not while the dispatcher itself waits (a settlement inside its wait cannot happen:
+        // microtasks run only once it returns; this keeps it so).
+        if let Ok(mut burst) = burst.try_borrow_mut() {
+            burst.await_next_call();
+        }
+    });
+    if let Some(id) = watcher.watch(env, promise, on_settled) {
+        watches.borrow_mut().pending.insert(id);
     }
 }
 

@@ -19,6 +19,7 @@ mod settle;
 mod teardown;
 mod trace;
 mod value;
+mod watcher;
 
 use napi::bindgen_prelude::JsObjectValue;
 use napi::bindgen_prelude::{Function, Object};
