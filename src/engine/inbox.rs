@@ -10,8 +10,8 @@
 //! (the tool's answer, the next run) lies one round trip through Node's thread, typically
 //! 5–40 µs. Sleeping through that gap costs a wake-up from idle on the way back, which on these
 //! virtual machines is itself 10–20 µs (TOOLCHAIN-NOTES, "Cross-thread hops are dominated by
-//! wake-up from idle"). So a waiting thread polls first ([`SPIN`]), yielding the core between
-//! polls so that it never holds a core another thread wants, and only then sleeps.
+//! wake-up from idle"). So a waiting thread polls first ([`SPIN`]; see [`Spin`] for how it
+//! keeps from holding a core another thread wants), and only then sleeps.
 //!
 //! Spec: §7.4 (tool answers reach the engine here) and §2.3 (runs arrive in order).
 
@@ -22,6 +22,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::pool::{self, Job};
+use super::spin::Spin;
 
 /// How long a thread polls for a message before it sleeps.
 pub(super) const SPIN: Duration = Duration::from_micros(50);
@@ -221,14 +222,12 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
         // Counted as blocked (another thread may take the pool's queue) once executors wait
         // for a thread, or once this one sleeps; an answer within the poll costs no lock.
         let mut blocked = None;
+        let spin = Spin::start();
         while !self.has_mail() && Instant::now() < spin_until {
             if blocked.is_none() && pool::others_waiting() {
                 blocked = Some(pool::Blocked::now());
             }
-            // Yielding rather than spinning in place: on a machine with more runnable threads
-            // than cores (measured: a pure spin made every hop slower there), the thread that
-            // will send the reply may need this core.
-            std::thread::yield_now();
+            spin.relax();
         }
         let _blocked = blocked.or_else(|| (!self.has_mail()).then(pool::Blocked::now));
         let mut shared = self.lock();
@@ -266,8 +265,9 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     /// thread meanwhile), without sleeping: a run waiting for an asynchronous tool gives its
     /// thread up rather than sleep on it.
     pub(super) fn poll(&self, until: Instant) -> Option<M> {
+        let spin = Spin::start();
         while !self.has_mail() && Instant::now() < until && !pool::others_waiting() {
-            std::thread::yield_now();
+            spin.relax();
         }
         self.pop()
     }

@@ -31,6 +31,7 @@ mod regexp_tests;
 mod script;
 #[cfg(test)]
 mod semantics_tests;
+mod spin;
 mod stack;
 mod state;
 #[cfg(test)]
@@ -57,6 +58,7 @@ pub use pool::{
     others_waiting as executors_waiting, set_threads, stats as pool_stats, PoolStats,
     BLOCKED_EXTRA, MAX_THREADS, THREADS_VARIABLE,
 };
+pub use spin::{Chain, Spin};
 pub use trace::TraceRecord;
 pub use worker::live as live_engines;
 

@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
+use super::spin::Spin;
 use super::stack;
 
 /// Work the pool runs: an executor's inbox with messages to serve.
@@ -399,9 +400,9 @@ fn thread_main(number: usize) {
             just_served = false;
             state.spinning += 1;
             drop(state);
-            let until = Instant::now() + SPIN;
+            let (until, spin) = (Instant::now() + SPIN, Spin::start());
             while pool.queued.load(Ordering::Acquire) == 0 && Instant::now() < until {
-                std::thread::yield_now();
+                spin.relax();
             }
             state = pool.lock();
             state.spinning -= 1;

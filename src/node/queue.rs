@@ -26,6 +26,7 @@ use napi::{sys, Env, Status};
 
 use super::guarded;
 use crate::engine::host::ToolCall;
+use crate::engine::Spin;
 
 /// Work to do on Node's thread.
 pub type OnNode = Box<dyn FnOnce(&Env) + Send>;
@@ -159,7 +160,7 @@ impl NodeQueue {
         self.sent.load(Ordering::Acquire)
     }
 
-    /// After a method handed the executor work, on Node's thread: waits (yielding the core) up
+    /// After a method handed the executor work, on Node's thread: waits ([`Spin`]) up
     /// to [`FIRST_MESSAGE_WAIT`] for its first message back (the method's outcome, a tool call,
     /// a log entry), queued after `since` messages.
     ///
@@ -172,10 +173,10 @@ impl NodeQueue {
     /// then Node's thread has work waiting, and yielding its core could lose it for a time
     /// slice (see `host.rs`, `Burst`).
     pub fn await_message(&self, since: u64) {
-        let until = Instant::now() + FIRST_MESSAGE_WAIT;
+        let (until, spin) = (Instant::now() + FIRST_MESSAGE_WAIT, Spin::start());
         while self.sent() == since && Instant::now() < until && !crate::engine::executors_waiting()
         {
-            std::thread::yield_now();
+            spin.relax();
         }
     }
 
