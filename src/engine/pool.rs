@@ -295,6 +295,12 @@ pub fn others_waiting() -> bool {
     pool().queued.load(Ordering::Acquire) > 0
 }
 
+/// [`others_waiting`] for a caller that has just queued a job of its own, which may not have
+/// been taken yet: whether more than one job waits.
+pub fn others_waiting_besides_one() -> bool {
+    pool().queued.load(Ordering::Acquire) > 1
+}
+
 /// Sets the number of threads. Fewer: threads beyond it exit once idle for [`EXTRA_IDLE`] (at
 /// once beyond [`BLOCKED_EXTRA`] more). More: they start as work arrives.
 pub fn set_threads(size: usize) {

@@ -165,7 +165,9 @@ impl Burst {
         // thread waiting on one of its answers waits as long (measured: 1,000 executors running
         // W9 ran no faster on 2 cores than one alone, Node's event loop turning every 15 ms with
         // 13 % of a core). Nor would the wait save a wake-up: Node's thread has work queued.
-        if crate::engine::executors_waiting() {
+        // One queued job may be this executor's own, queued by the answer just given (an engine
+        // that awaited the tool off its thread), so it takes two (see `NodeQueue::await_message`).
+        if crate::engine::executors_waiting_besides_one() {
             self.chain.end();
             return;
         }
@@ -175,7 +177,7 @@ impl Burst {
         let spin = Spin::start();
         while calls.load(Ordering::Acquire) <= taken
             && Instant::now() < until
-            && !crate::engine::executors_waiting()
+            && !crate::engine::executors_waiting_besides_one()
         {
             spin.relax();
         }
