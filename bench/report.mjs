@@ -15,7 +15,7 @@ const DEFINITIONS = {
   W9: 'agent step: 30 lines, 3 tool calls, console output, final answer (`sendVariables` + `run`)',
   W10: 'scaling: 2 / 8 / 32 executors running W5 at once, throughput relative to one',
   W11: 'many live executors: 10,000 created (fewer where noted), each runs `1 + 1`; RSS and OS threads with all live',
-  W12: 'throughput of W9 on 1,000 executors at once, relative to one executor running it alone',
+  W12: 'throughput of W9 on 1,000 executors at once, relative to one executor running it alone ("in turn": relative to the same 1,000 executors stepping one at a time, alternating with the rounds at once, where every heap is as cold in the caches as at once)',
 }
 
 /** Number with 3 significant digits at most (never exponent notation). */
@@ -40,8 +40,9 @@ function cell(workload) {
   if (workload.unsupported) return 'n/a¹'
   if (workload.error) return 'failed²'
   if (workload.relative) {
+    const inTurn = workload.inTurn ?? {}
     return Object.entries(workload.relative)
-      .map(([n, r]) => `${n}: ${num(r)}×`)
+      .map(([n, r]) => `${n}: ${num(r)}×` + (inTurn[n] == null ? '' : ` (${num(inTurn[n])}× in turn)`))
       .join(', ')
   }
   if (workload.unit === 'KiB') {
