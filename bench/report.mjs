@@ -195,7 +195,17 @@ function targets(results) {
   }
   const under = (limit) => (value) => value <= limit
   strict('W1 ≤ 250 µs (issue 15)', 'W1', under(250), bestIsolating(peers, 'W1'))
-  strict('W2 ≤ 10 µs (issue 15)', 'W2', under(10), bestIsolating(peers, 'W2'))
+  {
+    // Below every isolating peer too: the best of them sets the limit when it is under 10 µs.
+    const best = bestIsolating(peers, 'W2')
+    strict(
+      'W2 ≤ 10 µs and below every isolating peer (issue 15)',
+      'W2',
+      under(Math.min(10, best ? median(best, 'W2') : 10)),
+      best,
+      floors && `a round trip between Node's thread and a worker through Node's own messages: ${num(floors.asyncCallUs)} µs`,
+    )
+  }
   strict(
     'W3 ≤ 8 µs/call (issue 15)',
     'W3',
