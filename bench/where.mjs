@@ -7,9 +7,9 @@
 //   node --expose-gc bench/where.mjs W12 [rounds]   (default 2)
 //
 // - W6: for each spin of the guest and of a bare worker (alternating, as the bench does), Node's
-//   longest tick gap, and per thread the ms it ran and waited. The spinning thread waiting
-//   little while Node's waits long means they did not share a core: Node's wait is the machine
-//   waking its other core.
+//   longest tick gap, and per thread the ms it ran and waited for a core. Who held the core
+//   while Node's thread waited, `perf sched record` over this script and `perf sched timehist`
+//   tell (the README's Benchmarks section says what they showed).
 // - W12: µs of CPU and of waiting per step, by thread name, for W9 on 1,000 executors at once,
 //   the same stepping one at a time (in turn), and one executor alone.
 import { readFileSync, readdirSync } from 'node:fs'

@@ -59,7 +59,7 @@ pub use pool::{
     others_waiting_besides_one as executors_waiting_besides_one, set_threads, stats as pool_stats,
     PoolStats, BLOCKED_EXTRA, MAX_THREADS, THREADS_VARIABLE,
 };
-pub use spin::{Chain, Spin};
+pub use spin::{Chain, Core, Spin};
 pub use trace::TraceRecord;
 pub use worker::live as live_engines;
 

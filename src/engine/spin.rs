@@ -11,10 +11,23 @@
 //! answering thread cannot run while this one spins (measured with both threads held on one
 //! core: W4 8.3 µs a call, of which the spinning took half).
 //!
+//! Node's thread must not give its core away: it waits with [`Spin::keeping_core`], which never
+//! yields. The engine thread it just handed work to may run on Node's own core (the kernel
+//! wakes a thread where it last ran), and a yield hands that thread the core for as long as it
+//! computes: Node's thread, still runnable, then waits for the end of the other's time slice or
+//! for the balancer to move one of them, about 3 ms on these machines, while the other core
+//! idles (`perf sched timehist` under W6: after `run()` the engine thread ran 3.27 ms on Node's
+//! core before it moved, Node's event loop stalled throughout, W6's median twice the floor of a
+//! bare worker). Where the answering thread last ran on Node's core ([`Core`]), spinning would
+//! only keep it from running: Node's thread does not wait at all but sleeps in its event loop,
+//! and the kernel wakes it on a free core if there is one (a competing process on the other
+//! core: W4 8.4 µs a call with yields, 32 µs spinning without, 5.6 µs so).
+//!
 //! A thread that waits for each of a series of messages in turn (Node's thread for the calls of
 //! a tool loop) bounds the series with a [`Chain`], so that its other work gets its turn.
 
 use std::hint;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::LazyLock;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -32,7 +45,8 @@ static SEVERAL_CORES: LazyLock<bool> =
 
 /// One wait, begun when it was made.
 pub struct Spin {
-    pause_until: Instant,
+    /// Until when each round only issues the spin-wait hint; `None`: every round does.
+    pause_until: Option<Instant>,
 }
 
 impl Spin {
@@ -40,17 +54,33 @@ impl Spin {
     pub fn start() -> Self {
         let now = Instant::now();
         Self {
-            pause_until: if *SEVERAL_CORES {
+            pause_until: Some(if *SEVERAL_CORES {
                 now + PAUSE_PHASE
             } else {
                 now
-            },
+            }),
         }
+    }
+
+    /// A wait starting now, for a thread that last ran on `answerer`, that never yields the
+    /// caller's core while another core exists (see the module documentation); `None` when that
+    /// thread ran on the caller's core, where the caller should sleep rather than wait. On one
+    /// core it yields from the start like [`start`](Self::start): there the answering thread
+    /// always shares the core, cannot run while the caller spins, and there is no free core to
+    /// be woken on.
+    pub fn keeping_core(answerer: &Core) -> Option<Self> {
+        if !*SEVERAL_CORES {
+            return Some(Self::start());
+        }
+        let shared = answerer
+            .last()
+            .is_some_and(|core| Some(core) == current_core());
+        (!shared).then_some(Self { pause_until: None })
     }
 
     /// One round of waiting, between two looks at what the caller waits for.
     pub fn relax(&self) {
-        if Instant::now() < self.pause_until {
+        if self.pause_until.is_none_or(|until| Instant::now() < until) {
             for _ in 0..PAUSES {
                 hint::spin_loop();
             }
@@ -58,6 +88,48 @@ impl Spin {
             thread::yield_now();
         }
     }
+}
+
+/// The core a thread last ran on when it said so ([`record`](Self::record)): that of the
+/// engine thread that last queued a message for Node's thread, for [`Spin::keeping_core`].
+/// Unknown where the system does not tell (then waits never skip).
+pub struct Core(AtomicI32);
+
+impl Core {
+    /// No core recorded yet.
+    pub const fn new() -> Self {
+        Self(AtomicI32::new(-1))
+    }
+
+    /// Records the calling thread's core.
+    pub fn record(&self) {
+        if let Some(core) = current_core() {
+            self.0.store(core, Ordering::Relaxed);
+        }
+    }
+
+    fn last(&self) -> Option<i32> {
+        Some(self.0.load(Ordering::Relaxed)).filter(|core| *core >= 0)
+    }
+}
+
+impl Default for Core {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The core the calling thread runs on (a few nanoseconds: the vDSO reads it).
+#[cfg(target_os = "linux")]
+fn current_core() -> Option<i32> {
+    // SAFETY: no arguments; it returns -1 with errno set when the kernel cannot tell.
+    let core = unsafe { libc::sched_getcpu() };
+    (core >= 0).then_some(core)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn current_core() -> Option<i32> {
+    None
 }
 
 /// A chain of waits, each for the next of a series of messages, that ends once it has lasted
@@ -121,5 +193,50 @@ mod tests {
         assert_eq!(chain.wait_until(at(1_500), WAIT), Some(at(1_520)));
         assert_eq!(chain.wait_until(at(2_499), WAIT), Some(at(2_519)));
         assert_eq!(chain.wait_until(at(2_500), WAIT), None);
+    }
+
+    /// Keeps the calling thread on the core it runs on now, which it returns.
+    #[cfg(target_os = "linux")]
+    fn pin_to_current_core() -> i32 {
+        let core = current_core().expect("Linux tells a thread its core");
+        // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes inside it, and
+        // sched_setaffinity reads it for the calling thread (pid 0).
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(usize::try_from(core).expect("a core number"), &mut set);
+            assert_eq!(
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+                0
+            );
+        }
+        core
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn node_waits_only_for_a_thread_that_last_ran_on_another_core() {
+        // Read before pinning: the count is taken once per process, from the thread that first
+        // asks, and a pinned thread would see one core.
+        let several = *SEVERAL_CORES;
+        std::thread::spawn(move || {
+            let here = pin_to_current_core();
+            let answerer = Core::new();
+            // Nothing recorded yet: the wait may happen.
+            assert!(Spin::keeping_core(&answerer).is_some());
+            answerer.record();
+            assert_eq!(answerer.last(), Some(here));
+            // Last seen on the caller's core: no wait (with other cores to be woken on).
+            assert_eq!(Spin::keeping_core(&answerer).is_none(), several);
+            let elsewhere = Core(AtomicI32::new(here + 1));
+            assert!(Spin::keeping_core(&elsewhere).is_some());
+        })
+        .join()
+        .expect("the pinned thread");
+    }
+
+    #[test]
+    fn a_wait_that_keeps_its_core_never_reaches_the_yielding_phase() {
+        let spin = Spin::keeping_core(&Core::new()).expect("no core recorded: a wait");
+        assert_eq!(spin.pause_until.is_none(), *SEVERAL_CORES);
     }
 }

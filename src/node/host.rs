@@ -22,7 +22,7 @@ use super::queue::NodeQueue;
 use super::value::{from_js, to_js};
 use super::watcher::{OnSettled, Watcher};
 use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult};
-use crate::engine::{Chain, LogEntry, Spin};
+use crate::engine::{Chain, Core, LogEntry, Spin};
 
 /// A tool as the host sent it.
 pub enum NodeTool {
@@ -70,15 +70,24 @@ impl NodeHost {
     ) -> napi::Result<Self> {
         let watches = Rc::new(RefCell::new(Watches::default()));
         let calls = Arc::new(AtomicU64::new(0));
-        let burst = Rc::new(RefCell::new(Burst::new(Arc::clone(&calls))));
+        let sender = Arc::new(Core::new());
+        let burst = Rc::new(RefCell::new(Burst::new(
+            Arc::clone(&calls),
+            Arc::clone(&sender),
+        )));
         let data = env_data::get(env)
             .ok_or_else(|| napi::Error::from_reason("the addon's environment data is missing"))?;
-        let queue = NodeQueue::new(data.queue(env)?, &data.dispatchers, move |env, call| {
-            burst.borrow_mut().dispatched += 1;
-            if dispatch(env, &tools, &watches, &burst, call, max_value_bytes) {
-                burst.borrow_mut().await_next_call();
-            }
-        });
+        let queue = NodeQueue::new(
+            data.queue(env)?,
+            &data.dispatchers,
+            sender,
+            move |env, call| {
+                burst.borrow_mut().dispatched += 1;
+                if dispatch(env, &tools, &watches, &burst, call, max_value_bytes) {
+                    burst.borrow_mut().await_next_call();
+                }
+            },
+        );
         Ok(Self {
             queue: Arc::new(queue),
             calls,
@@ -127,8 +136,9 @@ const CHAIN_LIMIT: Duration = Duration::from_millis(1);
 /// Node's thread blocked on that lock): two wake-ups per call, most of a synchronous call's
 /// time. But a call queued while Node is still dispatching the previous one is taken in the
 /// same dispatch loop, with no signal at all. So after answering a synchronous call Node's
-/// thread waits up to [`NEXT_CALL_WAIT`] (see [`Spin`]) for the next call, which the engine
-/// thread sends within microseconds. A chain of calls served so lasts at most [`CHAIN_LIMIT`];
+/// thread waits up to [`NEXT_CALL_WAIT`] for the next call, which the engine thread sends within
+/// microseconds, without giving up its core (see [`Spin::keeping_core`]; no wait when the
+/// engine thread ran on Node's core). A chain of calls served so lasts at most [`CHAIN_LIMIT`];
 /// then Node's thread answers one call without waiting and goes back to its event loop, which
 /// runs its timers and I/O before it takes the next call (which starts a new chain). It used to
 /// stop waiting for as long as the chain had lasted: half of a tool loop's calls then each took
@@ -146,14 +156,17 @@ struct Burst {
     calls: Arc<AtomicU64>,
     /// Tool calls taken from the queue so far.
     dispatched: u64,
+    /// The core of the engine thread that queued the last call (see [`Spin::keeping_core`]).
+    caller: Arc<Core>,
 }
 
 impl Burst {
-    fn new(calls: Arc<AtomicU64>) -> Self {
+    fn new(calls: Arc<AtomicU64>, caller: Arc<Core>) -> Self {
         Self {
             chain: Chain::new(CHAIN_LIMIT),
             calls,
             dispatched: 0,
+            caller,
         }
     }
 
@@ -171,10 +184,13 @@ impl Burst {
             self.chain.end();
             return;
         }
+        let Some(spin) = Spin::keeping_core(&self.caller) else {
+            self.chain.end();
+            return;
+        };
         let Some(until) = self.chain.wait_until(Instant::now(), NEXT_CALL_WAIT) else {
             return;
         };
-        let spin = Spin::start();
         while calls.load(Ordering::Acquire) <= taken
             && Instant::now() < until
             && !crate::engine::executors_waiting_besides_one()

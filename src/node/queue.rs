@@ -26,7 +26,7 @@ use napi::{sys, Env, Status};
 
 use super::guarded;
 use crate::engine::host::ToolCall;
-use crate::engine::Spin;
+use crate::engine::{Core, Spin};
 
 /// Work to do on Node's thread.
 pub type OnNode = Box<dyn FnOnce(&Env) + Send>;
@@ -115,14 +115,18 @@ pub struct NodeQueue {
     executor: u64,
     /// Messages the executor has queued so far.
     sent: AtomicU64,
+    /// The core of the thread that queued the last of them (see [`Spin::keeping_core`]).
+    sender: Arc<Core>,
 }
 
 impl NodeQueue {
     /// An executor's place on `shared`, whose tool calls go to `dispatch` on its thread (where
-    /// this is called: `dispatchers` are that thread's).
+    /// this is called: `dispatchers` are that thread's); each message records its sender's core
+    /// in `sender`.
     pub fn new(
         shared: Arc<EnvQueue>,
         dispatchers: &Dispatchers,
+        sender: Arc<Core>,
         dispatch: impl FnMut(&Env, ToolCall) + 'static,
     ) -> Self {
         let executor = NEXT_EXECUTOR.fetch_add(1, Ordering::Relaxed);
@@ -133,6 +137,7 @@ impl NodeQueue {
             shared,
             executor,
             sent: AtomicU64::new(0),
+            sender,
         }
     }
 
@@ -148,6 +153,7 @@ impl NodeQueue {
     }
 
     fn send(&self, message: ToNode) {
+        self.sender.record();
         let _ = self
             .shared
             .function
@@ -160,9 +166,10 @@ impl NodeQueue {
         self.sent.load(Ordering::Acquire)
     }
 
-    /// After a method handed the executor work, on Node's thread: waits ([`Spin`]) up
-    /// to [`FIRST_MESSAGE_WAIT`] for its first message back (the method's outcome, a tool call,
-    /// a log entry), queued after `since` messages.
+    /// After a method handed the executor work, on Node's thread: waits up to
+    /// [`FIRST_MESSAGE_WAIT`] for its first message back (the method's outcome, a tool call, a
+    /// log entry), queued after `since` messages, without giving up its core
+    /// ([`Spin::keeping_core`]; no wait when the executor's last message came from this core).
     ///
     /// An answer that arrives while Node's thread sleeps in its event loop wakes it from
     /// `epoll`, which on these machines costs more than a trivial run's whole work (measured:
@@ -170,14 +177,16 @@ impl NodeQueue {
     /// µs). An answer queued while Node's thread still runs is taken by the next turn of the
     /// loop without sleeping. Longer work costs Node's thread the wait and nothing more: the
     /// engine thread computes meanwhile. No wait while other executors are queued for engine
-    /// threads: then Node's thread has work waiting, and yielding its core could lose it for a
-    /// time slice (see `host.rs`, `Burst`). This executor's own job may still be queued, not yet
-    /// taken by the pool thread that will serve it: it once counted, and the 35–40 % of trivial
-    /// runs whose job was not taken within the few hundred nanoseconds before the first look got
-    /// no wait and a wake-up from `epoll` (W2 histogram: a second peak at 16–22 µs beside the
-    /// one at 6 µs).
+    /// threads: then Node's thread has work waiting (see `host.rs`, `Burst`). This executor's
+    /// own job may still be queued, not yet taken by the pool thread that will serve it: it once
+    /// counted, and the 35–40 % of trivial runs whose job was not taken within the few hundred
+    /// nanoseconds before the first look got no wait and a wake-up from `epoll` (W2 histogram: a
+    /// second peak at 16–22 µs beside the one at 6 µs).
     pub fn await_message(&self, since: u64) {
-        let (until, spin) = (Instant::now() + FIRST_MESSAGE_WAIT, Spin::start());
+        let Some(spin) = Spin::keeping_core(&self.sender) else {
+            return;
+        };
+        let until = Instant::now() + FIRST_MESSAGE_WAIT;
         while self.sent() == since
             && Instant::now() < until
             && !crate::engine::executors_waiting_besides_one()
