@@ -222,13 +222,12 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
         // Counted as blocked (another thread may take the pool's queue) once executors wait
         // for a thread, or once this one sleeps; an answer within the poll costs no lock.
         let mut blocked = None;
-        let spin = Spin::start();
-        while !self.has_mail() && Instant::now() < spin_until {
+        Spin::start().until(spin_until, || {
             if blocked.is_none() && pool::others_waiting() {
                 blocked = Some(pool::Blocked::now());
             }
-            spin.relax();
-        }
+            self.has_mail()
+        });
         let _blocked = blocked.or_else(|| (!self.has_mail()).then(pool::Blocked::now));
         let mut shared = self.lock();
         loop {
@@ -265,10 +264,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     /// thread meanwhile), without sleeping: a run waiting for an asynchronous tool gives its
     /// thread up rather than sleep on it.
     pub(super) fn poll(&self, until: Instant) -> Option<M> {
-        let spin = Spin::start();
-        while !self.has_mail() && Instant::now() < until && !pool::others_waiting() {
-            spin.relax();
-        }
+        Spin::start().until(until, || self.has_mail() || pool::others_waiting());
         self.pop()
     }
 }

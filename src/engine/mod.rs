@@ -55,7 +55,6 @@ use stack::PROGRAM_STACK_BYTES;
 pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
 pub use heap::memory_freed;
 pub use pool::{
-    others_waiting as executors_waiting,
     others_waiting_besides_one as executors_waiting_besides_one, set_threads, stats as pool_stats,
     PoolStats, BLOCKED_EXTRA, MAX_THREADS, THREADS_VARIABLE,
 };

@@ -406,10 +406,9 @@ fn thread_main(number: usize) {
             just_served = false;
             state.spinning += 1;
             drop(state);
-            let (until, spin) = (Instant::now() + SPIN, Spin::start());
-            while pool.queued.load(Ordering::Acquire) == 0 && Instant::now() < until {
-                spin.relax();
-            }
+            Spin::start().until(Instant::now() + SPIN, || {
+                pool.queued.load(Ordering::Acquire) > 0
+            });
             state = pool.lock();
             state.spinning -= 1;
             continue;

@@ -78,8 +78,16 @@ impl Spin {
         (!shared).then_some(Self { pause_until: None })
     }
 
+    /// Waits until `done` says so or `deadline` passes, looking at `done` first and then between
+    /// rounds.
+    pub fn until(self, deadline: Instant, mut done: impl FnMut() -> bool) {
+        while !done() && Instant::now() < deadline {
+            self.relax();
+        }
+    }
+
     /// One round of waiting, between two looks at what the caller waits for.
-    pub fn relax(&self) {
+    fn relax(&self) {
         if self.pause_until.is_none_or(|until| Instant::now() < until) {
             for _ in 0..PAUSES {
                 hint::spin_loop();

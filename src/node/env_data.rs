@@ -211,6 +211,11 @@ pub fn get(env: &Env) -> Option<&'static mut EnvData> {
     env.get_instance_data::<EnvData>().ok().flatten()
 }
 
+/// [`get`], for a caller that cannot go on without it.
+pub fn require(env: &Env) -> Result<&'static mut EnvData> {
+    get(env).ok_or_else(|| napi::Error::from_reason("the addon's environment data is missing"))
+}
+
 impl<'env> Thrown<'env> {
     /// The thrown value's `name` and message, as a tool failure carries them: an error's own
     /// `name` and `message`, a primitive's string form, another object's `String()` (or its

@@ -75,8 +75,7 @@ impl NodeHost {
             Arc::clone(&calls),
             Arc::clone(&sender),
         )));
-        let data = env_data::get(env)
-            .ok_or_else(|| napi::Error::from_reason("the addon's environment data is missing"))?;
+        let data = env_data::require(env)?;
         let queue = NodeQueue::new(
             data.queue(env)?,
             &data.dispatchers,
@@ -191,12 +190,9 @@ impl Burst {
         let Some(until) = self.chain.wait_until(Instant::now(), NEXT_CALL_WAIT) else {
             return;
         };
-        while calls.load(Ordering::Acquire) <= taken
-            && Instant::now() < until
-            && !crate::engine::executors_waiting_besides_one()
-        {
-            spin.relax();
-        }
+        spin.until(until, || {
+            calls.load(Ordering::Acquire) > taken || crate::engine::executors_waiting_besides_one()
+        });
         if calls.load(Ordering::Acquire) <= taken {
             self.chain.end();
         }
@@ -274,6 +270,18 @@ struct Watches {
     pending: BTreeSet<u64>,
 }
 
+impl Watches {
+    /// The environment's watcher, made on first use and kept to forget the pending watches.
+    fn watcher(&mut self, env: &Env) -> napi::Result<Rc<Watcher>> {
+        if let Some(watcher) = &self.watcher {
+            return Ok(Rc::clone(watcher));
+        }
+        let watcher = env_data::require(env)?.watcher(env)?;
+        self.watcher = Some(Rc::clone(&watcher));
+        Ok(watcher)
+    }
+}
+
 impl Drop for Watches {
     fn drop(&mut self) {
         if let Some(watcher) = &self.watcher {
@@ -294,22 +302,13 @@ fn watch(
     max_value_bytes: u64,
 ) {
     let settlement = reply.pending();
-    let watcher = watches.borrow().watcher.clone();
+    let watcher = watches.borrow_mut().watcher(env);
     let watcher = match watcher {
-        Some(watcher) => watcher,
-        None => match env_data::get(env)
-            .ok_or_else(|| napi::Error::from_reason("the addon's environment data is missing"))
-            .and_then(|data| data.watcher(env))
-        {
-            Ok(watcher) => {
-                watches.borrow_mut().watcher = Some(Rc::clone(&watcher));
-                watcher
-            }
-            Err(error) => {
-                settlement.settle(Err(ToolFailure::new(error.reason)));
-                return;
-            }
-        },
+        Ok(watcher) => watcher,
+        Err(error) => {
+            settlement.settle(Err(ToolFailure::new(error.reason)));
+            return;
+        }
     };
     // Weak: a pending watch must not keep the executor's side alive.
     let (mine, burst) = (Rc::downgrade(watches), Rc::clone(burst));

@@ -186,13 +186,9 @@ impl NodeQueue {
         let Some(spin) = Spin::keeping_core(&self.sender) else {
             return;
         };
-        let until = Instant::now() + FIRST_MESSAGE_WAIT;
-        while self.sent() == since
-            && Instant::now() < until
-            && !crate::engine::executors_waiting_besides_one()
-        {
-            spin.relax();
-        }
+        spin.until(Instant::now() + FIRST_MESSAGE_WAIT, || {
+            self.sent() != since || crate::engine::executors_waiting_besides_one()
+        });
     }
 
     /// Keeps the process alive until a matching [`release`](Self::release); on Node's thread.
