@@ -11,6 +11,8 @@ mod console;
 mod convert;
 mod endowments;
 mod failure;
+#[cfg(test)]
+mod first_use_tests;
 mod frames;
 mod globals;
 mod heap;
