@@ -25,6 +25,8 @@ mod intrinsics_tests;
 mod lockdown;
 #[cfg(test)]
 mod loop_guard_tests;
+#[cfg(test)]
+mod loop_inventory_tests;
 mod modules;
 mod pool;
 mod reflect;
