@@ -25,7 +25,7 @@ use std::rc::Rc;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::pool;
+use crate::scheduler::pool;
 
 use rquickjs::allocator::Allocator;
 

@@ -1,5 +1,5 @@
 //! The engine: one QuickJS runtime + context per executor, run on a shared pool of engine
-//! threads (DESIGN.md "What we are building"; `pool.rs`). Sandbox code never runs on Node's
+//! threads (DESIGN.md "What we are building"; `scheduler/pool.rs`). Sandbox code never runs on Node's
 //! thread; a run is a message to the executor's inbox, answered on a oneshot channel, and an
 //! idle executor owns no thread. The engine knows nothing of napi.
 
@@ -15,7 +15,6 @@ mod frames;
 mod globals;
 mod heap;
 pub mod host;
-mod inbox;
 mod input;
 pub mod inspect;
 #[cfg(test)]
@@ -24,15 +23,12 @@ mod lockdown;
 #[cfg(test)]
 mod loop_guard_tests;
 mod modules;
-mod pool;
 mod reflect;
 #[cfg(test)]
 mod regexp_tests;
 mod script;
 #[cfg(test)]
 mod semantics_tests;
-mod spin;
-mod stack;
 mod state;
 #[cfg(test)]
 pub mod testing;
@@ -48,17 +44,12 @@ use tokio::sync::oneshot;
 
 use crate::diagnostic::{Diagnostic, Location};
 use crate::options::{LogLevel, Options};
+use crate::scheduler::inbox::Inbox;
 use crate::value::Value;
 use host::{Host, ToolAnswer};
-use stack::PROGRAM_STACK_BYTES;
 
 pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
 pub use heap::memory_freed;
-pub use pool::{
-    others_waiting_besides_one as executors_waiting_besides_one, set_threads, stats as pool_stats,
-    PoolStats, BLOCKED_EXTRA, MAX_THREADS, THREADS_VARIABLE,
-};
-pub use spin::{Chain, Core, Spin};
 pub use trace::TraceRecord;
 pub use worker::live as live_engines;
 
@@ -376,7 +367,7 @@ enum Command {
 }
 
 /// An engine's inbox: its messages, and the engine while no pool thread holds it.
-type EngineInbox = inbox::Inbox<Command, worker::Resting>;
+type EngineInbox = Inbox<Command, worker::Resting>;
 
 /// The handle to an engine. Dropping it frees the engine without waiting for it.
 pub struct Engine {

@@ -17,9 +17,9 @@ use super::bridge::Bridge;
 use super::convert::from_value;
 use super::globals::{define_hardened, named_error};
 use super::state::RunState;
-use super::PROGRAM_STACK_BYTES;
 use crate::modules::{bridged_name, is_authorized, not_allowed_message, ModuleExport, ModuleSpec};
 use crate::program::prepare_module_safely;
+use crate::scheduler::stack::PROGRAM_STACK_BYTES;
 
 /// The name of the error a refused import throws; the engine reports it as
 /// `ERR_IMPORT_NOT_ALLOWED` when user code does not catch it.

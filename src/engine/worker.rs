@@ -1,5 +1,5 @@
 //! The engine: builds the runtime and context on the first pool thread that takes the executor
-//! up, then serves its messages on whichever pool thread holds it (`pool.rs`, `inbox.rs`).
+//! up, then serves its messages on whichever pool thread holds it (`scheduler/pool.rs`, `scheduler/inbox.rs`).
 //!
 //! A run that waits for an asynchronous tool gives its thread up: its promise stays in the
 //! runtime, the engine rests in its inbox, and the answer (or a timer at the run's deadline, or
@@ -26,23 +26,22 @@ use super::failure::{
 use super::globals::{self, copy_promised};
 use super::heap::{self, HeapMeter, MeteredAllocator};
 use super::host::{Host, ToolSpec};
-use super::inbox::{Closed, Next};
 use super::input;
 use super::lockdown;
 use super::modules::{self, Registry, SandboxLoader, SandboxResolver};
-use super::pool;
 use super::reflect::{self, refused_allocations};
 use super::script;
-use super::stack;
 use super::state::{RunResult, RunState, Stop};
 use super::timers::{self, Fired, Timers};
 use super::trace::Recorder;
 use super::{
     Command, Completion, EngineConfig, EngineError, EngineInbox, RunReport, RunRequest, RunStats,
-    PROGRAM_STACK_BYTES,
 };
 use crate::diagnostic::Diagnostic;
 use crate::program::{self, PreparedProgram, ProgramContext};
+use crate::scheduler::inbox::{Closed, Next};
+use crate::scheduler::pool;
+use crate::scheduler::stack::{self, PROGRAM_STACK_BYTES};
 use crate::value::Value;
 
 /// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
@@ -721,9 +720,9 @@ fn drain(ctx: &Ctx<'_>, state: &RunState) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::stack::THREAD_STACK_BYTES;
     use crate::engine::testing::FakeHost;
     use crate::options::Options;
+    use crate::scheduler::stack::THREAD_STACK_BYTES;
 
     fn on_engine_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
         std::thread::Builder::new()

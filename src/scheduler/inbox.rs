@@ -25,7 +25,7 @@ use super::pool::{self, Job};
 use super::spin::Spin;
 
 /// How long a thread polls for a message before it sleeps.
-pub(super) const SPIN: Duration = Duration::from_micros(50);
+pub(crate) const SPIN: Duration = Duration::from_micros(50);
 
 /// Where the inbox is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,7 @@ struct Shared<M, E> {
 }
 
 /// The mailbox of one engine `E`, receiving messages `M`.
-pub(super) struct Inbox<M, E> {
+pub(crate) struct Inbox<M, E> {
     shared: Mutex<Shared<M, E>>,
     arrived: Condvar,
     /// `mail.len()`, for polling without the lock.
@@ -65,10 +65,10 @@ pub(super) struct Inbox<M, E> {
 
 /// The inbox is closed: its engine is gone.
 #[derive(Debug)]
-pub(super) struct Closed;
+pub(crate) struct Closed;
 
 /// What [`Inbox::next`] found.
-pub(super) enum Next<M, E> {
+pub(crate) enum Next<M, E> {
     /// A message, with the engine still held.
     Message(M, E),
     /// Nothing: the engine was left in the inbox.
@@ -79,7 +79,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     /// An inbox whose first message is `first`, already queued on the pool: the thread that takes
     /// it up finds no engine and builds it from that message. `serve` is what that thread runs;
     /// `wake` makes the message a timer delivers.
-    pub(super) fn start(first: M, serve: fn(&Arc<Self>), wake: fn() -> M) -> Arc<Self> {
+    pub(crate) fn start(first: M, serve: fn(&Arc<Self>), wake: fn() -> M) -> Arc<Self> {
         let inbox = Arc::new(Self {
             shared: Mutex::new(Shared {
                 mail: VecDeque::from([first]),
@@ -105,7 +105,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
 
     /// Delivers `message`: queues the inbox if the engine rests, wakes the thread waiting for
     /// it if one sleeps. On a closed inbox the message is dropped (its reply channel with it).
-    pub(super) fn post(self: &Arc<Self>, message: M) {
+    pub(crate) fn post(self: &Arc<Self>, message: M) {
         let mut shared = self.lock();
         if shared.phase == Phase::Closed {
             drop(shared);
@@ -130,7 +130,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
 
     /// Takes the engine up on a pool thread: `Ok(None)` when it does not exist yet, `Err` when
     /// the inbox was closed meanwhile.
-    pub(super) fn take_up(&self) -> Result<Option<E>, Closed> {
+    pub(crate) fn take_up(&self) -> Result<Option<E>, Closed> {
         let mut shared = self.lock();
         if shared.phase == Phase::Closed {
             return Err(Closed);
@@ -140,7 +140,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     }
 
     /// The next message, or, when there is none, leaves `engine` here until one arrives.
-    pub(super) fn next(&self, engine: E) -> Next<M, E> {
+    pub(crate) fn next(&self, engine: E) -> Next<M, E> {
         let mut shared = self.lock();
         match shared.mail.pop_front() {
             Some(message) => {
@@ -157,7 +157,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
 
     /// The next message without the engine changing hands (the engine has no other place to go:
     /// before it is built, or after it is gone).
-    pub(super) fn pop(&self) -> Option<M> {
+    pub(crate) fn pop(&self) -> Option<M> {
         let mut shared = self.lock();
         let message = shared.mail.pop_front();
         self.count.store(shared.mail.len(), Ordering::Release);
@@ -166,7 +166,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
 
     /// Leaves `engine` here and queues the inbox at the back of the pool's queue: the thread
     /// goes to executors that waited while this one had its turn.
-    pub(super) fn requeue(self: &Arc<Self>, engine: E) {
+    pub(crate) fn requeue(self: &Arc<Self>, engine: E) {
         let mut shared = self.lock();
         shared.resting = Some(engine);
         shared.phase = Phase::Queued;
@@ -175,7 +175,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     }
 
     /// Puts `messages` back in front of the mail, in their order (messages a run set aside).
-    pub(super) fn put_back(&self, messages: impl DoubleEndedIterator<Item = M>) {
+    pub(crate) fn put_back(&self, messages: impl DoubleEndedIterator<Item = M>) {
         let mut shared = self.lock();
         for message in messages.rev() {
             shared.mail.push_front(message);
@@ -186,7 +186,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     /// Makes sure a wake message arrives once `deadline` has passed, even if nothing else does
     /// (a run waiting off the thread must still end at its deadline). One timer per inbox is
     /// pending at a time: an earlier one wakes the run, which asks again for its own deadline.
-    pub(super) fn wake_at(self: &Arc<Self>, deadline: Instant) {
+    pub(crate) fn wake_at(self: &Arc<Self>, deadline: Instant) {
         let mut shared = self.lock();
         if shared.armed.is_some_and(|armed| armed <= deadline) {
             return;
@@ -198,13 +198,13 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     }
 
     /// Whether a message waits.
-    pub(super) fn has_mail(&self) -> bool {
+    pub(crate) fn has_mail(&self) -> bool {
         self.count.load(Ordering::Acquire) > 0
     }
 
     /// Closes the inbox for good: every message still in it, and every later one, is dropped,
     /// which answers its reply channel with a closed-channel error.
-    pub(super) fn close(&self) {
+    pub(crate) fn close(&self) {
         let dropped = {
             let mut shared = self.lock();
             shared.phase = Phase::Closed;
@@ -216,7 +216,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
 
     /// Waits for the next message while holding the engine (a synchronous tool call), polling
     /// first, until `deadline` (forever without one).
-    pub(super) fn receive(&self, deadline: Option<Instant>) -> Result<M, RecvTimeoutError> {
+    pub(crate) fn receive(&self, deadline: Option<Instant>) -> Result<M, RecvTimeoutError> {
         let start = Instant::now();
         let spin_until = deadline.map_or(start + SPIN, |deadline| deadline.min(start + SPIN));
         // Counted as blocked (another thread may take the pool's queue) once executors wait
@@ -263,7 +263,7 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     /// The next message if one arrives within the poll (and no other executor waits for a
     /// thread meanwhile), without sleeping: a run waiting for an asynchronous tool gives its
     /// thread up rather than sleep on it.
-    pub(super) fn poll(&self, until: Instant) -> Option<M> {
+    pub(crate) fn poll(&self, until: Instant) -> Option<M> {
         Spin::start().until(until, || self.has_mail() || pool::others_waiting());
         self.pop()
     }

@@ -37,7 +37,7 @@ use super::spin::Spin;
 use super::stack;
 
 /// Work the pool runs: an executor's inbox with messages to serve.
-pub(super) trait Job: Send + Sync + 'static {
+pub(crate) trait Job: Send + Sync + 'static {
     /// Serves the job on the calling pool thread.
     fn serve(self: Arc<Self>);
     /// The pool cannot run the job (no thread could be started): it must answer its messages
@@ -213,7 +213,7 @@ impl Pool {
 }
 
 /// Queues `job` for the next free thread, waking or starting one if none is about to look.
-pub(super) fn schedule(job: Arc<dyn Job>) {
+pub(crate) fn schedule(job: Arc<dyn Job>) {
     let pool = pool();
     let mut state = pool.lock();
     state.jobs.push_back(job);
@@ -227,7 +227,7 @@ pub(super) fn schedule(job: Arc<dyn Job>) {
 /// nothing until this drops: meanwhile queued executors may take another thread (see the
 /// module documentation). Nothing on a thread that is not the pool's (tests drive engines on
 /// their own threads).
-pub(super) struct Blocked {
+pub(crate) struct Blocked {
     counted: bool,
 }
 
@@ -239,7 +239,7 @@ thread_local! {
 impl Blocked {
     /// Counts the calling thread (serving a job) as blocked, and hands the queue to another
     /// thread if executors wait.
-    pub(super) fn now() -> Self {
+    pub(crate) fn now() -> Self {
         if !SERVING.get() {
             return Blocked { counted: false };
         }
@@ -264,12 +264,12 @@ impl Drop for Blocked {
 
 /// Tells `job` (through [`Job::timer`]) on a pool thread once `at` has passed, if it still
 /// exists. Timers are not cancelled: a job whose wait is over by then ignores it.
-pub(super) fn wake_at(at: Instant, job: Weak<dyn Job>) {
+pub(crate) fn wake_at(at: Instant, job: Weak<dyn Job>) {
     add_timer(at, Action::Wake(job));
 }
 
 /// Calls `action` on a pool thread once `at` has passed.
-pub(super) fn call_at(at: Instant, action: fn()) {
+pub(crate) fn call_at(at: Instant, action: fn()) {
     add_timer(at, Action::Call(action));
 }
 

@@ -31,7 +31,7 @@ pub const THREAD_STACK_BYTES: usize = MAX_STACK_BYTES + PROGRAM_STACK_BYTES + MA
 const KEEP_BYTES: usize = 4 * 1024 * 1024;
 
 /// The current thread's stack, as far as releasing its deep pages needs to know it.
-pub(super) struct Stack {
+pub(crate) struct Stack {
     /// The part to release: from the lowest address of the stack up to [`KEEP_BYTES`] below the
     /// point where the thread's loop runs. Empty where the bounds are unknown.
     deep: std::ops::Range<usize>,
@@ -39,7 +39,7 @@ pub(super) struct Stack {
 
 impl Stack {
     /// The calling thread's stack; call it at the top of the thread's function.
-    pub(super) fn of_current_thread() -> Self {
+    pub(crate) fn of_current_thread() -> Self {
         let marker = 0_u8;
         let top = std::ptr::addr_of!(marker) as usize;
         Self {
@@ -56,7 +56,7 @@ impl Stack {
 
     /// Hands the deep pages back to the system. Only call it from the frame that called
     /// [`Stack::of_current_thread`] (or one above the kept depth): nothing live may lie below.
-    pub(super) fn release_deep_pages(&self) {
+    pub(crate) fn release_deep_pages(&self) {
         release(&self.deep);
     }
 }
