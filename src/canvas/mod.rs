@@ -11,7 +11,7 @@
 
 mod budget;
 mod color;
-mod context;
+mod drawing;
 mod font;
 mod path;
 
@@ -19,7 +19,7 @@ use base64::Engine as _;
 
 pub use budget::{FixedBudget, OverBudget, PixelBudget, Reservation};
 pub use color::Rgba;
-pub use context::{Canvas, CompositeOp, Gradient, ImageDataRect, Style};
+pub use drawing::{Canvas, CompositeOp, Gradient, ImageDataRect, Style};
 pub use font::{FontSpec, TextAlign, TextBaseline, TextMetrics};
 pub use path::{CornerRadii, MAX_PATH_POINTS};
 

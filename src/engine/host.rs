@@ -12,7 +12,7 @@ use std::sync::Weak;
 use super::{Command, EngineInbox};
 use crate::value::Value;
 
-pub use super::console::LogEntry;
+pub use super::realm::console::LogEntry;
 
 /// What the host provides.
 pub trait Host: Send + Sync + 'static {

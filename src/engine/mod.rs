@@ -3,38 +3,13 @@
 //! thread; a run is a message to the executor's inbox, answered on a oneshot channel, and an
 //! idle executor owns no thread. The engine knows nothing of napi.
 
-mod bridge;
-mod canvas;
-#[cfg(test)]
-mod conformance;
-mod console;
-mod convert;
-mod endowments;
-mod failure;
-mod frames;
-mod globals;
-mod heap;
 pub mod host;
-mod input;
-pub mod inspect;
-#[cfg(test)]
-mod intrinsics_tests;
-mod lockdown;
-#[cfg(test)]
-mod loop_guard_tests;
-mod modules;
-mod reflect;
-#[cfg(test)]
-mod regexp_tests;
-mod script;
-#[cfg(test)]
-mod semantics_tests;
-mod state;
+mod quickjs;
+mod realm;
+mod run;
 #[cfg(test)]
 pub mod testing;
-mod timers;
-mod trace;
-mod worker;
+mod values;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
@@ -48,10 +23,10 @@ use crate::scheduler::inbox::Inbox;
 use crate::value::Value;
 use host::{Host, ToolAnswer};
 
-pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
-pub use heap::memory_freed;
-pub use trace::TraceRecord;
-pub use worker::live as live_engines;
+pub use quickjs::heap::memory_freed;
+pub use realm::console::{LogEntry, Logs, TRUNCATION_MARKER};
+pub use run::recorder::TraceRecord;
+pub use run::worker::live as live_engines;
 
 /// Whether runs compile the loop guard into their loops; only [`loop_guards_for_benchmarks`]
 /// clears it.
@@ -367,7 +342,7 @@ enum Command {
 }
 
 /// An engine's inbox: its messages, and the engine while no pool thread holds it.
-type EngineInbox = Inbox<Command, worker::Resting>;
+type EngineInbox = Inbox<Command, run::worker::Resting>;
 
 /// The handle to an engine. Dropping it frees the engine without waiting for it.
 pub struct Engine {
@@ -387,7 +362,7 @@ impl Engine {
         let shutdown = Arc::new(AtomicBool::new(false));
         let inbox = EngineInbox::start(
             Command::Start(config, host, Arc::clone(&shutdown), ready),
-            worker::serve,
+            run::worker::serve,
             || Command::Wake,
         );
         (
@@ -453,9 +428,5 @@ impl Drop for Engine {
     }
 }
 
-#[cfg(test)]
-mod deadline_tests;
-#[cfg(test)]
-mod oom_tests;
 #[cfg(test)]
 mod tests;

@@ -593,6 +593,4 @@ fn code_refused(diagnostics: &[Diagnostic]) -> ExecutorError {
 }
 
 #[cfg(test)]
-mod deadline_tests;
-#[cfg(test)]
 mod tests;

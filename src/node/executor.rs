@@ -20,7 +20,7 @@ use super::program::{read_code, CODE_NOT_A_STRING};
 use super::queue::NodeQueue;
 use super::settle::{settle, settle_on_runtime, settle_then};
 use super::teardown;
-use super::trace::{EventStream, Listener, Trace};
+use super::trace_events::{EventStream, Listener, Trace};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolSpec};

@@ -17,7 +17,7 @@ use napi::{Env, JsValue};
 use super::guarded::{self, Thrown};
 use super::host::{NodeTool, ToolFunction};
 use super::log_stream::JsLogEntry;
-use super::trace::Listener;
+use super::trace_events::Listener;
 use super::value::from_js;
 use crate::diagnostic::Diagnostic;
 use crate::error::ExecutorError;
