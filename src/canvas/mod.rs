@@ -1,6 +1,6 @@
 //! The Canvas 2D renderer: a bitmap and the state machine of one `CanvasRenderingContext2D`
 //! (HTML Living Standard, "The canvas element"), drawn with tiny-skia. Pure Rust: it knows
-//! neither QuickJS nor napi; `engine::canvas` binds it to the sandbox, and finished bitmaps
+//! neither QuickJS nor napi; `engine::realm::canvas` binds it to the sandbox, and finished bitmaps
 //! leave the engine as [`Image`]s (PNG bytes) with a run's result.
 //!
 //! Pixel memory is reserved from a [`PixelBudget`] before it is allocated (bitmaps, clip masks),

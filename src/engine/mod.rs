@@ -57,7 +57,7 @@ pub struct EngineConfig {
     /// What `import()` may load (§5.3), and the modules the host registered.
     pub authorized_imports: Vec<String>,
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
-    /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`timers.rs`).
+    /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`realm/timers.rs`).
     pub timers: bool,
 }
 

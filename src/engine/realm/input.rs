@@ -1,7 +1,7 @@
 //! A run's input (`run(code, { input })`): a copy of the host's value, bound as the global
 //! `input` for that run only.
 //!
-//! Each run is a REPL-mode global script (`script.rs`), so a binding "for one run" cannot be a
+//! Each run is a REPL-mode global script (`run/script.rs`), so a binding "for one run" cannot be a
 //! declaration of the script: a top-level `const` would persist into every later run. It is a
 //! global property instead (writable, configurable, not enumerable), defined before the script
 //! starts and deleted once the run has ended (its promise settled and its late jobs drained).

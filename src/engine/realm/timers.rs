@@ -2,7 +2,7 @@
 //! `timers: true` (§5.2 injects none by default; README "Timers").
 //!
 //! Timers run on the engine's own clock, not Node's event loop: the run's driver
-//! (`worker.rs` `drive`) fires every timer that is due, one at a time with the promise jobs
+//! (`run/worker.rs` `drive`) fires every timer that is due, one at a time with the promise jobs
 //! each one queues run before the next (as Node and browsers order them), and when the only
 //! thing left is a timer not yet due the run gives its thread up like a run awaiting a tool
 //! does, asking the pool to wake it when the earliest timer is due (or at its deadline, which

@@ -2,7 +2,7 @@
 //! transformed code), read from QuickJS stack traces, and the position of the code calling now,
 //! read from QuickJS's line tables (patch 0501). Used to name the user's line in errors
 //! (`failure.rs`, and an awaited tool's failure in `bridge.rs`) and in a run's trace
-//! (`trace.rs`).
+//! (`recorder.rs`).
 
 use rquickjs::Ctx;
 

@@ -1,6 +1,6 @@
 //! The one walk of a structured-clone copy (DESIGN.md "Values across the boundary"), shared by
 //! the four directions: [`Reader`] copies a JS value into a [`Value`] through a [`Source`]
-//! (`engine::convert` reads QuickJS values, `node::value` reads Node's), and [`Builder`] makes a
+//! (`engine::values::convert` reads QuickJS values, `node::value` reads Node's), and [`Builder`] makes a
 //! JS value from a [`Value`] through a [`Sink`].
 //!
 //! What all four must agree on lives here, once: the frames of the iterative walk (nesting costs
