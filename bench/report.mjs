@@ -285,12 +285,15 @@ function table(header, rows) {
   ].join('\n')
 }
 
-/** The part of RESULTS.md that README.md quotes between its bench markers. */
-export function renderSummary(results) {
+/**
+ * The part of RESULTS.md that docs/performance.md quotes between its bench markers; `base` is the
+ * path from the quoting page to the repository's root.
+ */
+export function renderSummary(results, base = '') {
   const { machine } = results
   return [
     `Measured by \`npm run bench\` on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ` +
-      `${machine.date.slice(0, 10)} (median / p95; full notes in [bench/RESULTS.md](bench/RESULTS.md)):`,
+      `${machine.date.slice(0, 10)} (median / p95; full notes in [bench/RESULTS.md](${base}bench/RESULTS.md)):`,
     ...(results.note ? ['', `**Note on this run:** ${results.note}`] : []),
     '',
     mainTable(results),
