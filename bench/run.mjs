@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { fill, pages } from '../scripts/docs-figures.mjs'
 import { render, renderSummary } from './report.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -98,7 +99,10 @@ function runChild(id, out, selection) {
   }
 }
 
-/** RESULTS.md, printed too; a full run of every peer also refreshes what docs/performance.md quotes. */
+/**
+ * RESULTS.md, printed too; a full run of every peer also refreshes what docs/performance.md
+ * quotes and every figure README.md and docs/ mark (scripts/docs-figures.mjs).
+ */
 function publish(results) {
   const markdown = render(results)
   writeFileSync(path.join(here, `RESULTS${results.quick ? '.quick' : ''}.md`), markdown)
@@ -113,6 +117,16 @@ function publish(results) {
     const quoted = `${open}\n${renderSummary(results, '../')}\n${close}`
     writeFileSync(readme, text.slice(0, from) + quoted + text.slice(to + close.length))
     console.log('updated the results quoted in docs/performance.md')
+  }
+  // Every figure the docs quote (`<!-- bench: KEY -->`) follows this run.
+  for (const page of pages()) {
+    const file = path.join(root, page)
+    const { text: filled, changes, errors } = fill(readFileSync(file, 'utf8'), results)
+    for (const error of errors) console.error(`${page}: ${error}`)
+    if (changes.length > 0) {
+      writeFileSync(file, filled)
+      console.log(`updated ${changes.length} figures in ${page}`)
+    }
   }
 }
 
