@@ -46,7 +46,8 @@ describe('the documentation resolves inside the repository', () => {
     const names = new Set(headings(read(CONTRACT)).map((h) => h.toLowerCase()))
     const unresolved: string[] = []
     let references = 0
-    for (const file of trackedTextFiles()) {
+    // This file's own examples of the pattern are not references.
+    for (const file of trackedTextFiles().filter((f) => f !== '__test__/docs.test.ts')) {
       const text = readFileSync(path.join(root, file), 'utf8')
       text.split('\n').forEach((line, i) => {
         // `docs/contract.md "A" and "B"` names two headings.
