@@ -17,7 +17,7 @@ import { num, quantity } from '../bench/report.mjs'
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 
 /** A marked figure: its key and the text quoted between its markers. */
-export const MARKED = /<!-- bench: ([\w.-]+) -->([^<]*)<!-- \/bench -->/g
+export const MARKED = /<!-- bench: ([\w.-]+) -->([^<`\n]*)<!-- \/bench -->/g
 
 /** The pages that may quote figures. */
 export function pages() {
