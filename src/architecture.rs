@@ -1,7 +1,8 @@
 //! The shape of the code that DESIGN.md ("Shape of the code") asks for, checked over `src/` on
 //! every `cargo test`: no import circles between files, no file over [`MAX_LINES`] lines (tests
-//! included), and each engine crate imported only by the layer that owns it (`rquickjs` under
-//! `engine/`, `napi` under `node/` and `lib.rs`, `oxc_*` under `program/`).
+//! included), each engine crate imported only by the layer that owns it (`rquickjs` under
+//! `engine/`, `napi` under `node/` and `lib.rs`, `oxc_*` under `program/`), and the Node layer
+//! reaching the engine only through the executor and the host port ([`ENGINE_PORTS`]).
 //!
 //! `cargo test --lib architecture -- --nocapture` prints the import graph it checked;
 //! `ARCHITECTURE_SRC=<dir>` checks another tree (e.g. an older checkout) the same way.
@@ -25,6 +26,11 @@ const CRATE_HOMES: [(&str, &[&str]); 4] = [
     ("napi_derive", &["node/", "lib.rs"]),
     ("oxc_", &["program/"]),
 ];
+
+/// The files of `engine/` that the Node layer (`node/`) may import: the host port, the trait
+/// its tools and logs are served through. Everything else of the engine reaches Node through
+/// `executor/`, which maps the engine's failures to the spec's errors once.
+const ENGINE_PORTS: [&str; 1] = ["engine/host.rs"];
 
 /// One source file: its module path (`["engine", "host"]`) and its text with comments and
 /// literals blanked.
@@ -534,6 +540,43 @@ fn engine_crates_are_imported_only_by_their_layer() {
     let misplaced = misplaced_imports(&files);
     println!("misplaced imports: {misplaced:?}");
     assert!(misplaced.is_empty(), "{misplaced:?}");
+}
+
+/// Imports from `node/` of an `engine/` file that is not one of the [`ENGINE_PORTS`].
+fn engine_reached_around_the_executor(files: &[SourceFile]) -> Vec<String> {
+    let graph = import_graph(files);
+    let mut found = Vec::new();
+    for (file, targets) in files.iter().zip(&graph) {
+        if !file.relative.starts_with("node/") {
+            continue;
+        }
+        for &target in targets {
+            let target = files[target].relative.as_str();
+            if target.starts_with("engine/") && !ENGINE_PORTS.contains(&target) {
+                found.push(format!("{} imports {target}", file.relative));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn node_reaches_the_engine_only_through_the_executor_and_the_host_port() {
+    let files = load(&source_root());
+    let around = engine_reached_around_the_executor(&files);
+    assert!(around.is_empty(), "{around:?}");
+    // The check sees such an import: a Node-layer file naming the worker is caught.
+    let mut planted = load(&source_root());
+    let file = planted
+        .iter_mut()
+        .find(|file| file.relative == "node/pool.rs")
+        .expect("node/pool.rs");
+    file.code
+        .push_str("\nuse crate::engine::run::worker::live;\n");
+    assert_eq!(
+        engine_reached_around_the_executor(&planted),
+        ["node/pool.rs imports engine/run/worker.rs"]
+    );
 }
 
 #[test]
