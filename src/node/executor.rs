@@ -101,9 +101,13 @@ impl From<crate::canvas::Image> for CanvasImage {
     js_name = "RunStats"
 )]
 pub struct JsRunStats {
-    /// Milliseconds from the moment the executor took the run up (after any queueing) to its
-    /// end, validation included.
+    /// Milliseconds from the moment the run's deadline began (the `run()` call, or the end of
+    /// the run it was queued behind on the same executor) to its end: waits for an engine
+    /// thread, validation and tool calls included.
     pub wall_time_ms: f64,
+    /// Milliseconds the run held an engine thread: its time slices, synchronous tool calls
+    /// included; not the time it waited for a thread, nor for asynchronous tools or timers.
+    pub cpu_time_ms: f64,
     /// Milliseconds tool calls took, from call to answer (to settlement for async tools), summed
     /// over calls: overlapping calls each count in full.
     pub tool_time_ms: f64,
@@ -127,6 +131,7 @@ impl From<RunStats> for JsRunStats {
     fn from(stats: RunStats) -> Self {
         Self {
             wall_time_ms: stats.wall_time.as_secs_f64() * 1000.0,
+            cpu_time_ms: stats.cpu_time.as_secs_f64() * 1000.0,
             tool_time_ms: stats.tool_time.as_secs_f64() * 1000.0,
             tool_calls: stats.tool_calls as f64,
             operations: stats.operations as f64,
@@ -155,6 +160,7 @@ impl ToNapiValue for CodeOutput {
                     None => undefined,
                 },
                 f64::to_napi_value(raw_env, stats.wall_time_ms)?,
+                f64::to_napi_value(raw_env, stats.cpu_time_ms)?,
                 f64::to_napi_value(raw_env, stats.tool_time_ms)?,
                 f64::to_napi_value(raw_env, stats.tool_calls)?,
                 f64::to_napi_value(raw_env, stats.operations)?,
