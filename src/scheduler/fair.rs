@@ -4,10 +4,10 @@
 //! Each job keeps an [`Account`](super::job::Account) of the thread time its servings used (its
 //! virtual runtime). Runnable jobs wait in order of it, and the queue remembers the least
 //! runtime it has handed out (`floor`, which only grows). A job that queues is placed no lower
-//! than that floor minus [`NEWCOMER_CREDIT`]: a new executor, or one whose tool answered after
+//! than that floor minus [`newcomer_credit`]: a new executor, or one whose tool answered after
 //! a long wait, goes ahead of every job that has computed for a slice since, but a long sleeper
 //! cannot bank its idle time and then hold the threads for seconds on waking. Nor is it placed
-//! higher than the floor plus [`MAX_LAG`]: CPU it used long ago, while nobody else wanted the
+//! higher than the floor plus [`max_lag`]: CPU it used long ago, while nobody else wanted the
 //! threads, is not held against it now. A job suspended at the end of its slice goes back in at
 //! its own runtime, behind the ones that have used less.
 //!
@@ -26,12 +26,16 @@ use super::slice::Task;
 
 /// How far below the floor a queuing job is placed: one slice, so that a run that just arrived
 /// goes before every job that has computed a whole slice since the floor was set.
-pub const NEWCOMER_CREDIT: Duration = super::slice::SLICE;
+pub fn newcomer_credit() -> Duration {
+    super::slice::slice()
+}
 
 /// How far above the floor a queuing job is placed at most: thread time used long ago (a
 /// large run while the others were idle) is not held against a job for longer than this, so
 /// the order follows the CPU used recently.
-pub const MAX_LAG: Duration = Duration::from_millis(2 * super::slice::SLICE_MS);
+pub fn max_lag() -> Duration {
+    super::slice::slice() * 2
+}
 
 /// Something a pool thread can run: a job to serve from its start, or one suspended at the end
 /// of a slice.
@@ -79,12 +83,12 @@ impl RunQueue {
     }
 
     /// Queues a runnable at its job's runtime, moved to no lower than the floor less
-    /// [`NEWCOMER_CREDIT`] and no higher than the floor plus [`MAX_LAG`].
+    /// [`newcomer_credit`] and no higher than the floor plus [`max_lag`].
     pub(crate) fn push(&mut self, runnable: Runnable) {
         let nanos = |time: Duration| u64::try_from(time.as_nanos()).unwrap_or(u64::MAX);
         let runtime = runnable.job().account().clamp(
-            self.floor.saturating_sub(nanos(NEWCOMER_CREDIT)),
-            self.floor.saturating_add(nanos(MAX_LAG)),
+            self.floor.saturating_sub(nanos(newcomer_credit())),
+            self.floor.saturating_add(nanos(max_lag())),
         );
         let place = (runtime, self.next_order);
         self.next_order += 1;
@@ -224,13 +228,13 @@ mod tests {
         let (newcomer, sleeper) = (job(0), job(1_000));
         queue.push(Runnable::Fresh(Arc::clone(&sleeper)));
         queue.push(Runnable::Fresh(Arc::clone(&newcomer)));
-        let credit = u64::try_from(NEWCOMER_CREDIT.as_nanos()).unwrap();
+        let credit = u64::try_from(newcomer_credit().as_nanos()).unwrap();
         assert_eq!(sleeper.account().runtime(), floor - credit);
         assert_eq!(newcomer.account().runtime(), floor - credit);
         assert!(same_job(&popped(&mut queue), &sleeper));
         assert!(same_job(&popped(&mut queue), &newcomer));
         // Had the sleeper kept its 1 ms, it would now run ahead of the spinners for 5 ms more.
-        sleeper.account().charge(NEWCOMER_CREDIT * 2);
+        sleeper.account().charge(newcomer_credit() * 2);
         queue.push(Runnable::Fresh(Arc::clone(&sleeper)));
         assert!(!same_job(&popped(&mut queue), &sleeper));
     }
@@ -245,7 +249,7 @@ mod tests {
             queue.push(Runnable::Fresh(Arc::clone(spinner)));
         }
         queue.push(Runnable::Fresh(Arc::clone(&heavy)));
-        let lag = u64::try_from(MAX_LAG.as_nanos()).unwrap();
+        let lag = u64::try_from(max_lag().as_nanos()).unwrap();
         assert_eq!(heavy.account().runtime(), lag);
         // The spinners, each charged a slice per turn, catch up with it within a few turns.
         let mut turns = 0;
@@ -254,7 +258,7 @@ mod tests {
             if same_job(&next, &heavy) {
                 break;
             }
-            next.account().charge(NEWCOMER_CREDIT);
+            next.account().charge(newcomer_credit());
             queue.push(Runnable::Fresh(next));
             turns += 1;
             assert!(

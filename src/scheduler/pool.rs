@@ -7,7 +7,7 @@
 //! its deadline, through [`wake_at`]) arrives.
 //!
 //! Every serving runs on a coroutine of its own (`slice.rs`), so a run keeps its thread for
-//! one time slice at a time: once it has computed for [`slice::SLICE`] while others wait, it
+//! one time slice at a time: once it has computed for a [`slice::slice`] while others wait, it
 //! is suspended at its next interrupt poll and queued again, and resumes later, on whichever
 //! thread is free, where it stopped. Which job a free thread takes is the fair order of
 //! `fair.rs`: the least thread time used first, a newcomer or a run whose tool just answered

@@ -1,5 +1,5 @@
 //! Time slices: every job a pool thread serves runs on a stackful coroutine of its own
-//! (corosensei), so that a job that has computed for a [`SLICE`] while others wait can give the
+//! (corosensei), so that a job that has computed for a [`slice`] while others wait can give the
 //! thread up in the middle of its work ([`yield_if_due`], which the engine calls at QuickJS's
 //! interrupt polls) and be resumed later exactly where it stopped, on whichever pool thread is
 //! free then. QuickJS cannot move a running interpreter from one stack to another; with a stack
@@ -29,7 +29,7 @@ use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -37,13 +37,34 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use super::job::Job;
 use super::stack_pool::{self, CoroutineStack};
 
-/// [`SLICE`] in milliseconds.
-pub const SLICE_MS: u64 = 4;
+/// The default slice, in milliseconds: short enough that a trivial run among spinners answers
+/// within a few milliseconds, long enough that switching costs nothing measurable
+/// (docs/performance.md, "Time slices").
+pub const DEFAULT_SLICE_MS: u64 = 4;
 
-/// How long a job computes before it gives its thread to others that wait. Short enough that a
-/// trivial run among spinners answers within a few milliseconds, long enough that switching
-/// costs nothing measurable (docs/performance.md, W13).
-pub const SLICE: Duration = Duration::from_millis(SLICE_MS);
+/// The environment variable that sets the slice, in whole milliseconds from 1 to
+/// [`MAX_SLICE_MS`], when the pool starts.
+pub const SLICE_VARIABLE: &str = "SES_EXECUTOR_SLICE_MS";
+
+/// The longest slice the variable may set.
+pub const MAX_SLICE_MS: u64 = 100;
+
+/// How long a job computes before it gives its thread to others that wait.
+pub fn slice() -> Duration {
+    static SLICE: OnceLock<Duration> = OnceLock::new();
+    *SLICE.get_or_init(|| {
+        Duration::from_millis(slice_ms(std::env::var(SLICE_VARIABLE).ok().as_deref()))
+    })
+}
+
+/// The slice [`SLICE_VARIABLE`] asks for, if it holds a whole number in `1..=MAX_SLICE_MS`,
+/// else the default.
+fn slice_ms(variable: Option<&str>) -> u64 {
+    variable
+        .and_then(|value| value.trim().parse::<u64>().ok())
+        .filter(|ms| (1..=MAX_SLICE_MS).contains(ms))
+        .unwrap_or(DEFAULT_SLICE_MS)
+}
 
 /// What the coroutine of a [`Task`] needs at its suspension points.
 struct SliceState {
@@ -55,7 +76,7 @@ struct SliceState {
     /// The deadline the job reported when it last suspended itself.
     deadline: Cell<Option<Instant>>,
     /// How many jobs wait for a thread (the pool's count, set by the thread that resumes).
-    waiting: Cell<*const AtomicUsize>,
+    waiting: Cell<Option<&'static AtomicUsize>>,
 }
 
 thread_local! {
@@ -87,7 +108,7 @@ impl Task {
             yielder: Cell::new(ptr::null()),
             started: Cell::new(Instant::now()),
             deadline: Cell::new(None),
-            waiting: Cell::new(ptr::null()),
+            waiting: Cell::new(None),
         });
         let slice: *const SliceState = &*state;
         let serving = Arc::clone(&job);
@@ -154,7 +175,7 @@ pub(crate) fn resume(mut task: Task, waiting: &'static AtomicUsize) -> Ran {
         return Ran::Finished(Arc::clone(&task.job));
     };
     task.state.started.set(Instant::now());
-    task.state.waiting.set(waiting);
+    task.state.waiting.set(Some(waiting));
     let outer = CURRENT.replace(&*task.state);
     let result = coroutine.resume(());
     CURRENT.set(outer);
@@ -170,9 +191,12 @@ pub(crate) fn resume(mut task: Task, waiting: &'static AtomicUsize) -> Ran {
 }
 
 /// At an interrupt poll of the job running on this thread: once it has computed for a
-/// [`SLICE`] and other jobs wait for a thread, suspends it (it resumes later, on whichever pool
+/// [`slice`] and other jobs wait for a thread, suspends it (it resumes later, on whichever pool
 /// thread takes it up) and returns how long it was suspended. `deadline` is the job's own: once
 /// it has passed, the job is resumed before every other. Nothing happens off a coroutine.
+// Never inlined: the one read of `CURRENT` stays inside this call, before the suspension, so no
+// caller can reuse a thread-local address computed on the thread the coroutine left.
+#[inline(never)]
 pub(crate) fn yield_if_due(deadline: Option<Instant>) -> Duration {
     let current = CURRENT.get();
     if current.is_null() {
@@ -182,12 +206,14 @@ pub(crate) fn yield_if_due(deadline: Option<Instant>) -> Duration {
     // which outlives the coroutine.
     let slice = unsafe { &*current };
     let now = Instant::now();
-    if now.duration_since(slice.started.get()) < SLICE {
+    if now.duration_since(slice.started.get()) < self::slice() {
         return Duration::ZERO;
     }
-    // SAFETY: the pool's count, a static, set by the thread that resumed this coroutine.
-    let waiting = unsafe { &*slice.waiting.get() };
-    if waiting.load(Ordering::Acquire) == 0 {
+    if slice
+        .waiting
+        .get()
+        .is_none_or(|waiting| waiting.load(Ordering::Acquire) == 0)
+    {
         return Duration::ZERO;
     }
     let yielder = slice.yielder.get();
@@ -212,6 +238,7 @@ pub(crate) fn suspend_for_tests() {
 
 /// Runs `work` on the pool thread's own stack when called on a coroutine (whose stack is sized
 /// for the guest, not for deep native work such as parsing a program), else right here.
+#[inline(never)]
 pub(crate) fn on_thread_stack<R>(work: impl FnOnce() -> R + Send) -> R {
     let current = CURRENT.get();
     // SAFETY: as in `yield_if_due`.

@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 use super::testing::{engine_with, run_abortable, run_on, sync, FakeHost};
 use super::*;
 use crate::scheduler::pool;
-use crate::scheduler::slice::SLICE_MS;
+use crate::scheduler::slice;
 
 fn options() -> Options {
     Options {
@@ -76,8 +76,7 @@ fn suspended_inside(report: RunReport) -> Value {
         Some(Value::Number(gap)) => *gap,
         other => panic!("a gap: {other:?}"),
     };
-    #[allow(clippy::cast_precision_loss, reason = "a few milliseconds")]
-    let slice = SLICE_MS as f64;
+    let slice = slice::slice().as_secs_f64() * 1000.0;
     assert!(
         gap >= slice,
         "never suspended inside the frame (gap {gap} ms)"

@@ -66,13 +66,21 @@ fn spinning_jobs_among_more_than_the_threads_take_turns_and_all_finish() {
     pool::set_threads(pool::stats().size.max(2));
     let jobs = pool::stats().size + 2;
     let (done, finished) = mpsc::channel();
+    let all_queued = Arc::new(AtomicBool::new(false));
     for _ in 0..jobs {
         let done = Mutex::new(done.clone());
+        let all_queued = Arc::clone(&all_queued);
         pool::schedule(work(SMALL_STACK, move || {
-            let outcome = spin_for(SLICE * 12);
+            // Computes only once every job is queued: the test thread may be descheduled
+            // between two of them on a busy machine.
+            while !all_queued.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+            let outcome = spin_for(slice() * 12);
             let _ = done.lock().unwrap().send(outcome);
         }));
     }
+    all_queued.store(true, Ordering::SeqCst);
     let outcomes: Vec<_> = (0..jobs)
         .map(|_| {
             finished
@@ -81,9 +89,13 @@ fn spinning_jobs_among_more_than_the_threads_take_turns_and_all_finish() {
         })
         .collect();
     // More jobs than threads: each gave its thread up at least once, and was away.
-    assert!(outcomes
-        .iter()
-        .all(|(threads, away)| threads.len() > 1 && !away.is_zero()));
+    assert!(
+        outcomes
+            .iter()
+            .all(|(threads, away)| threads.len() > 1 && !away.is_zero()),
+        "{outcomes:?} {:?}",
+        pool::stats()
+    );
 }
 
 #[test]
@@ -252,4 +264,14 @@ fn a_finished_task_gives_its_stack_back() {
     let task = Task::new(job, stack_pool::take(SMALL_STACK).expect("a stack"));
     assert!(matches!(resume(task, &NOBODY_WAITS), Ran::Finished(_)));
     assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn the_slice_comes_from_the_variable_when_it_is_a_sensible_number() {
+    assert_eq!(slice_ms(Some("2")), 2);
+    assert_eq!(slice_ms(Some(" 10 ")), 10);
+    assert_eq!(slice_ms(None), DEFAULT_SLICE_MS);
+    for bad in ["0", "-1", "1.5", "soon", "", "101"] {
+        assert_eq!(slice_ms(Some(bad)), DEFAULT_SLICE_MS, "{bad}");
+    }
 }
