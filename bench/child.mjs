@@ -332,15 +332,22 @@ const workloads = {
     const cores = os.availableParallelism?.() ?? os.cpus().length
     const counts = quick ? [2] : [W13_SPINNERS_PER_CORE * cores, W13_MANY_SPINNERS]
     const probeFor = quick ? 200 : W13_PROBE_FOR_MS
-    const spinMs = probeFor + 700
+    // Every spinner computes until the same moment, shortly after the probe's window: the CPU
+    // each got is then read over the same time (a spinner that started later, or ran on after
+    // the others stopped, would skew the spread otherwise).
+    // The probe starts once every spinner has had its first slice (a burst of new runs goes
+    // round once, first come, first served among equals), and its window is the steady state.
+    const warmUp = quick ? 200 : 1_000
+    const spinMs = warmUp + probeFor + 500
     const result = { unit: 'ms', probe: {}, fairness: {}, meanShare: {} }
     for (const count of counts) {
       const spinners = []
       for (let i = 0; i < count; i++) spinners.push(await create({ timeoutMs: spinMs + NO_DEADLINE }))
       const probe = await create()
       check('W13', await probe.run('1 + 1', 'sync'), 2)
-      const spinning = spinners.map((spinner) => spinner.spin(spinMs))
-      await pause(200)
+      const until = Date.now() + spinMs
+      const spinning = spinners.map((spinner) => spinner.spin(until))
+      await pause(warmUp)
       const latencies = []
       const end = performance.now() + probeFor
       while (performance.now() < end) {

@@ -16,7 +16,7 @@ const DEFINITIONS = {
   W10: 'scaling: 2 / 8 / 32 executors running W5 at once, throughput relative to one',
   W11: 'many live executors: 10,000 created (fewer where noted), each runs `1 + 1`; RSS and OS threads with all live',
   W12: 'throughput of W9 on 1,000 executors at once, relative to one executor running it alone ("in turn": relative to the same 1,000 executors stepping one at a time, alternating with the rounds at once, where every heap is as cold in the caches as at once)',
-  W13: 'a probe among spinners: K executors compute without pause (K = 4 × cores, and 100) while a probe executor runs `1 + 1` every 20 ms for 3 s; the probe\'s p50 / p99 latency, and how fairly the spinners shared the CPU (the most CPU time one spinner got over the least)',
+  W13: 'a probe among spinners: K executors compute without pause (K = 4 × cores, and 100) while a probe executor runs `1 + 1` every 20 ms for 3 s, from 1 s after the spinners started; the probe\'s p50 / p99 latency, and how fairly the spinners shared the CPU (the most CPU time one spinner got over the least)',
 }
 
 /** Number with 3 significant digits at most (never exponent notation). */
