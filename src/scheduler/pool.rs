@@ -422,6 +422,10 @@ fn thread_main(number: usize) {
             just_served = true;
             state = pool.lock();
             state.busy -= 1;
+            // A turn counts at most one slice: the time is the wall clock's, and a thread the
+            // kernel set aside meanwhile (a busy machine) must not push a short run behind a
+            // whole round of spinners.
+            let used = used.min(slice::slice());
             match ran {
                 Ok(Ran::Finished(job)) => job.account().charge(used),
                 Ok(Ran::Suspended(task)) => {
