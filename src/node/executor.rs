@@ -62,7 +62,7 @@ pub struct CodeOutput {
     /// The run's events in order, when it was traced (the `trace` option, or `run(code, {
     /// trace: true })`): `run_start`, each `tool_call` and its `tool_result`, `console`
     /// entries (by index into `logEntries`), `final_answer`, and `run_end` last. Times are
-    /// milliseconds since the run started.
+    /// milliseconds since the run's deadline began, as `stats.wallTimeMs` counts.
     #[napi(ts_type = "Array<TraceEvent>")]
     pub trace: Option<Trace>,
 }
