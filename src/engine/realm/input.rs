@@ -1,8 +1,8 @@
 //! A run's input (`run(code, { input })`): a copy of the host's value, bound as the global
 //! `input` for that run only.
 //!
-//! Each run is a REPL-mode global script (`run/script.rs`), so a binding "for one run" cannot be a
-//! declaration of the script: a top-level `const` would persist into every later run. It is a
+//! Each run is a REPL-mode global script (`run/script.rs`), so a binding "for one run" cannot be
+//! a declaration of the script: a top-level `const` would persist into every later run. It is a
 //! global property instead (writable, configurable, not enumerable), defined before the script
 //! starts and deleted once the run has ended (its promise settled and its late jobs drained).
 //! Code reads it like any global; a later run without an input finds no `input`, and a

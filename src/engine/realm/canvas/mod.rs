@@ -2,7 +2,8 @@
 //! `ImageData`, and the 2D context with its gradients, as rquickjs classes over the renderer in
 //! [`crate::canvas`] (which knows nothing of QuickJS).
 //!
-//! The 2D context's class is in `context2d`; raw QuickJS access goes through `engine::quickjs::reflect`.
+//! The 2D context's class is in `context2d`; raw QuickJS access goes through
+//! `engine::quickjs::reflect`.
 //!
 //! - **Limits.** Pixels are reserved from the executor's heap limit: a canvas (or clip mask)
 //!   lowers QuickJS's `memoryLimitBytes` by its size for as long as it lives, so pixels and JS
