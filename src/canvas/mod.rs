@@ -14,14 +14,16 @@ mod color;
 mod drawing;
 mod font;
 mod path;
+mod style;
 
 use base64::Engine as _;
 
 pub use budget::{FixedBudget, OverBudget, PixelBudget, Reservation};
 pub use color::Rgba;
-pub use drawing::{Canvas, CompositeOp, Gradient, ImageDataRect, Style};
+pub use drawing::{Canvas, ImageDataRect};
 pub use font::{FontSpec, TextAlign, TextBaseline, TextMetrics};
 pub use path::{CornerRadii, MAX_PATH_POINTS};
+pub use style::{CompositeOp, Gradient, Style};
 
 /// The default of `maxCanvasSize`: the largest width or height of a canvas, in pixels.
 pub const DEFAULT_MAX_CANVAS_SIZE: u32 = 8192;

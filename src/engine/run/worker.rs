@@ -339,7 +339,7 @@ impl Worker {
         let progress = self.context.with(|ctx| {
             let refused = refused_allocations(&ctx);
             match execute(&ctx, state, bridge, timers, &program) {
-                Settled::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
+                ScriptEnd::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
                 settled => Ok(conclude(
                     &ctx, state, bridge, &program, &request, settled, refused,
                 )),
@@ -380,13 +380,13 @@ impl Worker {
                         bridge,
                         &in_flight.program,
                         &in_flight.request,
-                        Settled::Stopped,
+                        ScriptEnd::Stopped,
                         in_flight.refused,
                     ));
                 }
             };
             match drive(&ctx, state, bridge, timers, &promise) {
-                Settled::Waiting(_) => Err(()),
+                ScriptEnd::Waiting(_) => Err(()),
                 settled => Ok(conclude(
                     &ctx,
                     state,
@@ -520,7 +520,7 @@ fn build(
 }
 
 /// How the script's promise ended.
-enum Settled<'js> {
+enum ScriptEnd<'js> {
     /// With this value: the run's output if the script gave it as its result.
     Resolved(JsValue<'js>),
     Threw(JsValue<'js>),
@@ -541,7 +541,7 @@ fn execute<'js>(
     bridge: &Bridge,
     timers: Option<&Timers>,
     program: &PreparedProgram,
-) -> Settled<'js> {
+) -> ScriptEnd<'js> {
     #[cfg(feature = "bench-internals")]
     reflect::set_loop_guard(
         ctx,
@@ -551,8 +551,8 @@ fn execute<'js>(
     );
     match script::evaluate(ctx, &program.transformed_code) {
         Ok(promise) => drive(ctx, state, bridge, timers, &promise),
-        Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
-        Err(other) => Settled::Threw(
+        Err(rquickjs::Error::Exception) => ScriptEnd::Threw(ctx.catch()),
+        Err(other) => ScriptEnd::Threw(
             rquickjs::String::from_str(ctx.clone(), &other.to_string())
                 .map(rquickjs::String::into_value)
                 .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone())),
@@ -568,7 +568,7 @@ fn conclude<'js>(
     bridge: &Bridge,
     program: &PreparedProgram,
     request: &RunRequest,
-    settled: Settled<'js>,
+    settled: ScriptEnd<'js>,
     refused: u64,
 ) -> (Result<Completion, EngineError>, bool) {
     // A promised result is copied before anything else runs, under the run's deadline (a
@@ -578,7 +578,7 @@ fn conclude<'js>(
     let site = site.as_deref();
     let output = match (result, &settled) {
         (RunResult::Value(value), _) => Ok(value),
-        (RunResult::Promise { .. }, Settled::Resolved(value)) => {
+        (RunResult::Promise { .. }, ScriptEnd::Resolved(value)) => {
             copy_promised(ctx, value, state).map_err(|error| result_too_large(error, program, site))
         }
         _ => Ok(Value::Undefined),
@@ -606,16 +606,16 @@ fn conclude<'js>(
         Some(Stop::Aborted) => Err(EngineError::Aborted { started: true }),
         Some(Stop::Shutdown) => Err(EngineError::Stopped),
         None => match settled {
-            Settled::Resolved(_) => output.map(|output| Completion {
+            ScriptEnd::Resolved(_) => output.map(|output| Completion {
                 output,
                 is_final_answer: false,
             }),
-            Settled::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
+            ScriptEnd::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
                 Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program, site),
                 None => runtime_error(ctx, &thrown, program, site),
             }),
-            Settled::Stuck => Err(never_settles(program, site)),
-            Settled::Stopped | Settled::Waiting(_) => Err(EngineError::Stopped),
+            ScriptEnd::Stuck => Err(never_settles(program, site)),
+            ScriptEnd::Stopped | ScriptEnd::Waiting(_) => Err(EngineError::Stopped),
         },
     };
     // The heap refused memory during the run (or while its failure was described): whatever the
@@ -653,24 +653,24 @@ fn drive<'js>(
     bridge: &Bridge,
     timers: Option<&Timers>,
     promise: &Promise<'js>,
-) -> Settled<'js> {
+) -> ScriptEnd<'js> {
     loop {
         match promise.state() {
             PromiseState::Resolved => {
                 return match promise.result::<JsValue>() {
-                    Some(Ok(value)) => Settled::Resolved(value),
-                    Some(Err(_)) => Settled::Threw(ctx.catch()),
-                    None => Settled::Resolved(JsValue::new_undefined(ctx.clone())),
+                    Some(Ok(value)) => ScriptEnd::Resolved(value),
+                    Some(Err(_)) => ScriptEnd::Threw(ctx.catch()),
+                    None => ScriptEnd::Resolved(JsValue::new_undefined(ctx.clone())),
                 };
             }
             PromiseState::Rejected => {
                 // `result` throws the rejection reason into the context; take it back out.
                 let _ = promise.result::<JsValue>();
-                return Settled::Threw(ctx.catch());
+                return ScriptEnd::Threw(ctx.catch());
             }
             PromiseState::Pending => {
                 if state.stop.get().is_some() {
-                    return Settled::Stopped;
+                    return ScriptEnd::Stopped;
                 }
                 if ctx.execute_pending_job() {
                     continue;
@@ -679,23 +679,23 @@ fn drive<'js>(
                     // A callback this loop calls may never reach a guard or the interrupt
                     // handler's poll: the deadline and abort are checked before each one.
                     if state.should_interrupt() {
-                        return Settled::Stopped;
+                        return ScriptEnd::Stopped;
                     }
                     match timers.fire_due(ctx) {
                         Fired::Ran => continue,
-                        Fired::Threw(thrown) => return Settled::Threw(thrown),
+                        Fired::Threw(thrown) => return ScriptEnd::Threw(thrown),
                         Fired::NotYet if !bridge.has_pending_calls() => {
-                            return Settled::Waiting(promise.clone())
+                            return ScriptEnd::Waiting(promise.clone())
                         }
                         Fired::NotYet => {}
                     }
                 } else if !bridge.has_pending_calls() {
-                    return Settled::Stuck;
+                    return ScriptEnd::Stuck;
                 }
                 match bridge.settle_next(ctx, state) {
                     BridgeNext::Settled => {}
-                    BridgeNext::Stopped => return Settled::Stopped,
-                    BridgeNext::Waiting => return Settled::Waiting(promise.clone()),
+                    BridgeNext::Stopped => return ScriptEnd::Stopped,
+                    BridgeNext::Waiting => return ScriptEnd::Waiting(promise.clone()),
                 }
             }
         }

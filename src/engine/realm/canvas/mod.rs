@@ -36,8 +36,10 @@ use rquickjs::{
 };
 
 mod context2d;
+mod stubs;
 
-use context2d::{install_stubs, JsContext2d};
+use context2d::JsContext2d;
+use stubs::install_stubs;
 
 use super::globals::{named_error, throw_stop};
 use crate::canvas::{
