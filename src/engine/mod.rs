@@ -45,32 +45,18 @@ pub fn loop_guards_for_benchmarks(enabled: bool) {
     LOOP_GUARDS.store(enabled, Ordering::Relaxed);
 }
 
-/// What the engine thread is built with.
+/// What the engine thread is built with: the executor's checked options (the engine reads its
+/// limits, imports, modules and timers from them; runs take their own limits from
+/// [`RunRequest`]).
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    pub memory_limit_bytes: usize,
-    pub max_stack_bytes: usize,
-    /// The most bytes one value copied out of the sandbox may take (`maxValueBytes`).
-    pub max_value_bytes: u64,
-    /// The largest side of a sandbox canvas (`maxCanvasSize`).
-    pub max_canvas_size: u32,
-    /// What `import()` may load (§5.3), and the modules the host registered.
-    pub authorized_imports: Vec<String>,
-    pub modules: Vec<(String, crate::modules::ModuleSpec)>,
-    /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`realm/timers.rs`).
-    pub timers: bool,
+    pub options: Options,
 }
 
 impl From<&Options> for EngineConfig {
     fn from(options: &Options) -> Self {
         Self {
-            memory_limit_bytes: options.memory_limit_bytes,
-            max_stack_bytes: options.max_stack_bytes,
-            max_value_bytes: options.max_value_bytes,
-            max_canvas_size: options.max_canvas_size,
-            authorized_imports: options.authorized_imports.clone(),
-            modules: options.modules.clone(),
-            timers: options.timers,
+            options: options.clone(),
         }
     }
 }

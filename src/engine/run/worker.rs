@@ -213,11 +213,11 @@ impl Worker {
         let bridge = Rc::new(Bridge::new(inbox, host));
         let heap = Rc::new(HeapMeter::default());
         let program_context = ProgramContext {
-            authorized_imports: config.authorized_imports.clone(),
+            authorized_imports: config.options.authorized_imports.clone(),
             tool_names: Vec::new(),
-            timers: config.timers,
+            timers: config.options.timers,
         };
-        let timers = config.timers.then(|| Rc::new(Timers::default()));
+        let timers = config.options.timers.then(|| Rc::new(Timers::default()));
         let (runtime, context, canvas) = build(config, &state, &bridge, &heap, timers.as_ref())?;
         LIVE.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(Worker {
@@ -480,21 +480,25 @@ fn build(
     };
     let runtime =
         Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
-    runtime.set_memory_limit(config.memory_limit_bytes);
-    state.max_value_bytes.set(config.max_value_bytes);
+    runtime.set_memory_limit(config.options.memory_limit_bytes);
+    state.max_value_bytes.set(config.options.max_value_bytes);
     // Options never ask for more than the threads have (`options::MAX_STACK_BYTES`), nor for 0,
     // which QuickJS (and rquickjs, for anything past that ceiling) takes as "no limit": an engine
     // built by other means is held to the same bounds, so no value can let recursion run off the
     // thread's stack.
     runtime.set_max_stack_size(
         config
+            .options
             .max_stack_bytes
             .clamp(crate::options::MIN_STACK_BYTES, stack::MAX_STACK_BYTES),
     );
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
-    let (max_canvas_size, memory_limit) = (config.max_canvas_size, config.memory_limit_bytes);
-    let registry = Registry::new(config.authorized_imports, config.modules);
+    let (max_canvas_size, memory_limit) = (
+        config.options.max_canvas_size,
+        config.options.memory_limit_bytes,
+    );
+    let registry = Registry::new(config.options.authorized_imports, config.options.modules);
     runtime.set_loader(
         SandboxResolver(Rc::clone(&registry)),
         SandboxLoader(Rc::clone(&registry)),
