@@ -9,8 +9,8 @@
 //! `crate::options::rules`'.
 
 use napi::bindgen_prelude::{
-    FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ObjectRef,
-    Unknown, ValueType,
+    Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ObjectRef, Unknown,
+    ValueType,
 };
 use napi::{Env, JsValue};
 
@@ -242,8 +242,7 @@ pub fn node_tool(
     let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
     let not_a_tool = || refused(rules::not_a_tool(name));
     let function_ref = |function: &Unknown| -> std::result::Result<ToolFunction, ExecutorError> {
-        // SAFETY: checked to be a function of this environment.
-        unsafe { Function::<(), Unknown<'static>>::from_napi_value(env.raw(), function.raw()) }
+        guarded::view::<Function<(), Unknown<'static>>>(function)
             .and_then(|function| function.create_ref())
             .map_err(|_| not_a_tool())
     };
@@ -270,8 +269,7 @@ pub fn node_tool(
             } else {
                 Vec::new()
             };
-            // SAFETY: checked to be an object of this environment.
-            let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }
+            let object = guarded::view::<Object>(&value)
                 .and_then(|object| object.create_ref())
                 .map_err(|_| not_a_tool())?;
             Ok(NodeTool::Forward {
@@ -321,8 +319,8 @@ pub fn resolve(
         Some(options) => property(env, &options, name).map_err(refused),
         None => Ok(None),
     };
-    let on_log = callback(env, named("onLog")?, rules::on_log_not_a_function)?;
-    let on_event = callback(env, named("onEvent")?, rules::on_event_not_a_function)?;
+    let on_log = callback(named("onLog")?, rules::on_log_not_a_function)?;
+    let on_event = callback(named("onEvent")?, rules::on_event_not_a_function)?;
     if let Some(tracer) = named("tracer")? {
         check_tracer(env, &tracer)?;
     }
@@ -367,7 +365,6 @@ pub fn resolve(
 /// A callback option's value (`None` when unset) as a reference; anything but a function is
 /// refused with `refusal`.
 fn callback<Args: JsValuesTupleIntoVec>(
-    env: &Env,
     value: Option<Unknown>,
     refusal: fn() -> Diagnostic,
 ) -> std::result::Result<Option<FunctionRef<Args, Unknown<'static>>>, ExecutorError> {
@@ -375,10 +372,8 @@ fn callback<Args: JsValuesTupleIntoVec>(
     match value {
         None => Ok(None),
         Some(value) if guarded::type_of(&value) == ValueType::Function => {
-            // SAFETY: checked to be a function of this environment.
             let function: Function<Args, Unknown<'static>> =
-                unsafe { Function::from_napi_value(env.raw(), value.raw()) }
-                    .map_err(|_| refused())?;
+                guarded::view(&value).map_err(|_| refused())?;
             Ok(Some(function.create_ref().map_err(|_| refused())?))
         }
         Some(_) => Err(refused()),
@@ -431,7 +426,7 @@ pub fn run_tracing(
             guarded::boolean_value(&value).ok_or_else(|| refused(invalid("trace", "a boolean")))?,
         ),
     };
-    let listener = callback(env, named("onEvent")?, rules::on_event_not_a_function)?;
+    let listener = callback(named("onEvent")?, rules::on_event_not_a_function)?;
     Ok((record, listener))
 }
 
@@ -500,8 +495,7 @@ pub fn watch_signal(
         ))
     })?;
     let watch = (|| -> napi::Result<SignalWatch> {
-        // SAFETY: checked to be an object of this environment.
-        let object = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }?;
+        let object = guarded::view::<Object>(&signal)?;
         Ok(SignalWatch {
             signal: object.create_ref()?,
             listener: listener.create_ref()?,

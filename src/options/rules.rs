@@ -25,8 +25,11 @@ pub fn integer(
 ) -> Result<Option<u64>, Diagnostic> {
     let Some(value) = value else { return Ok(None) };
     if value.is_finite() && value.fract() == 0.0 && (min..=MAX_SAFE_INTEGER).contains(&value) {
-        // The range check above makes the conversion exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "the range check above makes the conversion exact"
+        )]
         return Ok(Some(value as u64));
     }
     Err(Diagnostic::error(

@@ -174,12 +174,14 @@ mod system {
     /// # Safety
     /// `block` is a live block of this allocator.
     pub(in crate::engine) unsafe fn usable_size(block: *mut u8) -> usize {
-        // SAFETY (all three): the caller passes a live block of the C allocator.
         #[cfg(target_os = "linux")]
+        // SAFETY: the caller passes a live block of the C allocator.
         let size = unsafe { libc::malloc_usable_size(block.cast::<c_void>()) };
         #[cfg(target_vendor = "apple")]
+        // SAFETY: the caller passes a live block of the C allocator.
         let size = unsafe { libc::malloc_size(block.cast::<c_void>().cast_const()) };
         #[cfg(windows)]
+        // SAFETY: the caller passes a live block of the C allocator.
         let size = unsafe { libc::_msize(block.cast::<c_void>()) };
         size
     }
@@ -287,6 +289,7 @@ mod tests {
         let b = allocator.calloc(10, 100);
         assert!(meter.peak() >= 2000);
         let at_peak = meter.peak();
+        // SAFETY: both blocks came from this allocator and are freed once.
         unsafe {
             allocator.dealloc(a);
             allocator.dealloc(b);
@@ -335,9 +338,11 @@ mod tests {
         let meter = Rc::new(HeapMeter::default());
         let mut allocator = MeteredAllocator(Rc::clone(&meter));
         let block = allocator.alloc(8);
+        // SAFETY: `block` is a live block of this allocator, not used after the move.
         let grown = unsafe { allocator.realloc(block, 4096) };
         assert!(meter.peak() >= 4096);
         assert!(allocator.calloc(usize::MAX, 2).is_null());
+        // SAFETY: `grown` is live and freed once.
         unsafe { allocator.dealloc(grown) };
         meter.begin_run();
         assert_eq!(meter.peak(), 0);
@@ -350,9 +355,12 @@ mod tests {
         let meter = Rc::new(HeapMeter::default());
         let mut allocator = MeteredAllocator(Rc::clone(&meter));
         let block = allocator.alloc(64);
+        // SAFETY: `block` is a live block of this allocator, not used after the move.
         let kept = unsafe { allocator.realloc(block, 0) };
         assert!(!kept.is_null());
+        // SAFETY: `kept` is a live block of this allocator.
         assert_eq!(meter.held(), unsafe { MeteredAllocator::usable_size(kept) });
+        // SAFETY: `kept` is live and freed once.
         unsafe { allocator.dealloc(kept) };
         assert_eq!(meter.held(), 0);
     }
@@ -368,15 +376,18 @@ mod tests {
             let block = allocator.alloc(size);
             assert!(!block.is_null());
             assert_eq!(block as usize % 8, 0, "{size} bytes");
+            // SAFETY: `block` is a live block of this allocator.
             assert!(unsafe { MeteredAllocator::usable_size(block) } >= size);
             blocks.push(block);
         }
         let held: usize = blocks
             .iter()
+            // SAFETY: every block is live until the loop below frees it.
             .map(|block| unsafe { MeteredAllocator::usable_size(*block) })
             .sum();
         assert_eq!(meter.held(), held);
         for block in blocks {
+            // SAFETY: each block is live and freed once.
             unsafe { allocator.dealloc(block) };
         }
         assert_eq!(meter.held(), 0);
