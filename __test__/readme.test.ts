@@ -1,4 +1,4 @@
-// Issue 7 point 6: the README's quick start and smolagents-ts swap-in snippet run as written,
+// The README's quick start and smolagents-ts swap-in snippet run as written,
 // in a plain Node process, so that they cannot rot.
 import { execFile } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises'

@@ -163,7 +163,7 @@ describe('persistence across runs (DESIGN.md "Persistence")', () => {
     expect(await output('fixed')).toBe(1)
   })
 
-  it('a const assignment throws in every form, in this run and later ones (issue 13)', async () => {
+  it('a const assignment throws in every form, in this run and later ones', async () => {
     for (const code of ['const cx = 1; cx = 2; cx', 'const cy = 1; [cy] = [5]', 'const cz = 1; cz++']) {
       const error = await rejectionOf(run(code))
       expect(error.message, code).toMatch(/TypeError: '(cx|cy|cz)' is read-only/)

@@ -52,7 +52,7 @@ pub struct RunOutput {
     pub trace: Option<Vec<TraceEvent>>,
 }
 
-/// What a run's trace should do (issue 17): keep the events for the result, stream them, both
+/// What a run's trace should do: keep the events for the result, stream them, both
 /// or neither.
 #[derive(Clone, Default)]
 pub struct Tracing {

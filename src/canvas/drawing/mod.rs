@@ -208,9 +208,9 @@ impl Canvas {
     }
 
     /// The bitmap as PNG (straight-alpha RGBA). Up to a megapixel it is compressed at png's
-    /// balanced level (a 640×400 chart: 16 KB in about 8 ms); larger bitmaps use its fast
-    /// fdeflate mode, about five times quicker for files two to six times larger, so that a
-    /// huge canvas does not hold the run's answer for seconds.
+    /// balanced level; larger bitmaps use its fast fdeflate mode, several times quicker for
+    /// larger files, so that a huge canvas does not hold the run's answer for seconds
+    /// (bench/README.md, "PNG compression level").
     pub fn to_image(&self) -> Result<Image, CanvasError> {
         let failed = |error: png::EncodingError| {
             CanvasError::invalid_state(format!("PNG encoding failed: {error}"))

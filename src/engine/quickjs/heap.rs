@@ -9,9 +9,9 @@
 //!
 //! Freed runtimes' memory goes back to the system. glibc keeps what is freed in the arena of the
 //! thread that allocated it, and hands back only the free space at the top of a heap, so after
-//! thousands of executors were cleaned up the process kept all they had held (measured: 3,000
-//! executors took RSS from 46 to 466 MiB, and it stayed there after cleanup; re-creating them
-//! grew it further, because a pool thread cannot reuse what another thread's arena holds). So
+//! thousands of executors were cleaned up the process kept all they had held, and creating them
+//! again grew it further, because a pool thread cannot reuse what another thread's arena holds
+//! (bench/README.md, "Freed heaps go back to the system"). So
 //! once runtimes (or executors' host sides) have been freed, a pool thread asks glibc to return
 //! every free page of every arena (`malloc_trim`): a second after the last free
 //! ([`TRIM_DELAY`]), or [`TRIM_MAX_DELAY`] after the first while frees keep coming, so that a
@@ -302,10 +302,8 @@ mod tests {
     /// Patches 0300, 0301 and 0710 (vendor/quickjs-patches/): what QuickJS takes from the
     /// allocator for a fresh runtime and context is close to what it uses (size-class arenas
     /// start small instead of at 4 KB each, the first ones of large blocks hold one or two, and
-    /// they stay at 1 KB while a class is in light use). For a context with every built-in:
-    /// 1.11 times with all three, 1.12 times without 0710, 1.23 times with 0300 alone, 1.57
-    /// times with none; for the engine's context, whose lazy groups (patch 0700) leave most
-    /// large-block classes with one or two blocks in use, 1.10 times, and 1.16 without 0710.
+    /// they stay at 1 KB while a class is in light use). Each patch's share: bench/README.md,
+    /// "What a fresh runtime takes from the allocator".
     #[test]
     fn a_fresh_runtime_holds_little_more_than_it_uses() {
         let held_for_used = |new_context: fn(&rquickjs::Runtime) -> rquickjs::Context| {

@@ -557,7 +557,7 @@ fn a_run_aborted_before_it_starts_runs_nothing_and_stays_clean() {
     );
 }
 
-/// Regression (issue 5, security suite "a NUL character inside a string literal"): a raw NUL that
+/// Regression (security suite, "a NUL character inside a string literal"): a raw NUL that
 /// survived code generation (in a directive, a template, a regexp) failed every such run with
 /// rquickjs's "internal null bytes" error.
 #[test]

@@ -761,7 +761,7 @@ fn replaced_constructors_and_methods_are_never_called() {
     });
 }
 
-/// Issue 12 class 5: outputs of a sandbox that redefined the built-ins' prototypes still arrive
+/// Nothing is lost silently: outputs of a sandbox that redefined the built-ins' prototypes still arrive
 /// as what they are, not as inspect strings.
 #[test]
 fn values_are_read_through_the_intrinsics_captured_at_creation() {
@@ -984,7 +984,7 @@ fn built_ins_at_the_depth_limit_are_copied_both_ways() {
     });
 }
 
-/// vendor/quickjs-patches/0500 and issue 12 class 5: a string is read where QuickJS keeps it, so
+/// vendor/quickjs-patches/0500, so that nothing is lost silently: a string is read where QuickJS keeps it, so
 /// one that fills most of the heap still crosses whole (it used to arrive as `""`: reading it
 /// copied it into the heap, as UTF-16, under the memory limit).
 #[test]
@@ -1022,7 +1022,7 @@ fn strings_are_read_in_place_whatever_the_heap_limit() {
     });
 }
 
-/// Issue 12 class 5: a value is copied whole or refused with the limit and the size; a long
+/// Nothing is lost silently: a value is copied whole or refused with the limit and the size; a long
 /// string is refused before it is copied.
 #[test]
 fn a_copy_past_max_value_bytes_fails_naming_the_limit_and_the_size() {
