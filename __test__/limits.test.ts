@@ -1,4 +1,4 @@
-// Resource limits (DESIGN.md "Defaults beyond the spec": memoryLimitBytes, maxStackBytes).
+// Resource limits (docs/contract.md "Defaults beyond the spec": memoryLimitBytes, maxStackBytes).
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 

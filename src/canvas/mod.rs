@@ -6,7 +6,7 @@
 //! Pixel memory is reserved from a [`PixelBudget`] before it is allocated (bitmaps, clip masks),
 //! so that the engine can count it against the executor's memory limit.
 //!
-//! Spec: beyond it, as DESIGN.md "Where we go beyond SES" decides ("what the agent drew");
+//! Spec: beyond it, as docs/contract.md "Where we go beyond SES" decides ("what the agent drew");
 //! `CodeOutput.images` is an optional extension of the result (§10.2).
 
 mod budget;

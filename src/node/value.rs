@@ -1,5 +1,5 @@
 //! Copies values between the host and the shared value model with structured-clone semantics
-//! (DESIGN.md "Values across the boundary"), on Node's thread: Node's side of the walk in
+//! (docs/contract.md "Values across the boundary"), on Node's thread: Node's side of the walk in
 //! `crate::value::walk`.
 //!
 //! Host code is trusted: reading may run the host's getters and uses the host's own intrinsics

@@ -106,9 +106,9 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
 }
 
 /// The loop guard (§6.3): QuickJS counts every loop-body entry of the runtime's code in the run
-/// state's [`LoopGuard`](crate::engine::quickjs::reflect::LoopGuard) and asks here once the count passes the
-/// limit: past `maxOperations`, or at any entry after the run was stopped for another reason,
-/// the body does not run and the uncatchable stop is thrown in its place.
+/// state's [`LoopGuard`](crate::engine::quickjs::reflect::LoopGuard) and asks here once the count
+/// passes the limit: past `maxOperations`, or at any entry after the run was stopped for another
+/// reason, the body does not run and the uncatchable stop is thrown in its place.
 impl LoopTrip for RunState {
     fn loop_guard(&self) -> &crate::engine::quickjs::reflect::LoopGuard {
         &self.loop_guard
@@ -168,7 +168,7 @@ pub(in crate::engine) fn named_error<'js>(
 
 /// [`named_error`] for a failure that arrives when no sandbox code runs (an awaited tool's),
 /// with a `stack` naming `site`, where the call was made, as the error of a synchronous call
-/// would: the run's error then names that line (DESIGN.md "Errors").
+/// would: the run's error then names that line (docs/contract.md "Errors").
 pub(in crate::engine) fn named_error_at<'js>(
     ctx: &Ctx<'js>,
     name: &str,

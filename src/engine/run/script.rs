@@ -1,7 +1,6 @@
-//! How a run's program is evaluated (DESIGN.md "Script semantics first"): as a global script of
-//! the executor's one context, so that its top-level `let`, `const` and `class` are real global
-//! lexical bindings, with what agent code needs beyond a plain script, each from a QuickJS
-//! flag:
+//! How a run's program is evaluated (docs/contract.md "Script semantics first"): as a global script
+//! of the executor's one context, so that its top-level `let`, `const` and `class` are real global
+//! lexical bindings, with what agent code needs beyond a plain script, each from a QuickJS flag:
 //!
 //! - top-level `await` (`JS_EVAL_FLAG_ASYNC`, which QuickJS's own REPL uses): the script runs
 //!   as the body of an async function and its evaluation is a promise;

@@ -200,7 +200,8 @@ fn cpu_loops_the_guard_does_not_count_are_stopped_at_the_deadline() {
         let report = run_on(&engine, code, &options);
         assert_eq!(error(report), EngineError::Timeout { timeout_ms: 100 }, "{code}");
         // Unstopped, each of these runs for minutes or forever; how close to the deadline they
-        // stop is a benchmark figure (W8), not something a loaded test machine can time.
+        // stop is a benchmark figure (the runaway loop, W8 in bench/workloads.mjs), not something
+        // a loaded test machine can time.
         assert!(started.elapsed().as_secs() < 5, "{code}: {:?}", started.elapsed());
     }
 }

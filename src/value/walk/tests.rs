@@ -1,6 +1,6 @@
 //! The walk over a toy heap: numbering, paths, limits and refusals, without either engine.
 //!
-//! Spec: DESIGN.md "Values across the boundary".
+//! Spec: docs/contract.md "Values across the boundary".
 
 use std::collections::HashMap;
 

@@ -21,9 +21,9 @@
 //!   borrowed, and every borrow is checked, so re-entrant user code gets a `TypeError`, never a
 //!   panic.
 //!
-//! Spec: DESIGN.md "Where we go beyond SES" ("what the agent drew"); §10.2 (the images are an
-//! optional extension of `CodeOutput`); the limits follow DESIGN.md's `memoryLimitBytes` and the
-//! run's deadline (§7.5).
+//! Spec: docs/contract.md "Where we go beyond SES" ("what the agent drew"); §10.2 (the images are
+//! an optional extension of `CodeOutput`); the limits follow docs/contract.md's `memoryLimitBytes`
+//! and the run's deadline (§7.5).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -1,5 +1,6 @@
 //! Copies values between a sandbox and the shared value model with structured-clone semantics
-//! (DESIGN.md "Values across the boundary"): QuickJS's side of the walk in `crate::value::walk`.
+//! (docs/contract.md "Values across the boundary"): QuickJS's side of the walk in
+//! `crate::value::walk`.
 //!
 //! Both directions run on the engine thread. Reading goes through the realm's intrinsics (the
 //! engine's own functions, taken from the built-in prototypes by [`Reflect`]), never through
