@@ -146,19 +146,19 @@ pub struct MeteredAllocator(pub Rc<HeapMeter>);
 mod system {
     use std::ffi::c_void;
 
-    pub(in crate::engine) fn alloc(size: usize) -> *mut u8 {
+    pub(crate) fn alloc(size: usize) -> *mut u8 {
         // SAFETY: malloc has no preconditions; a null result is passed on as a refusal.
         unsafe { libc::malloc(size) }.cast()
     }
 
-    pub(in crate::engine) fn calloc(count: usize, size: usize) -> *mut u8 {
+    pub(crate) fn calloc(count: usize, size: usize) -> *mut u8 {
         // SAFETY: calloc has no preconditions and refuses an overflowing product itself.
         unsafe { libc::calloc(count, size) }.cast()
     }
 
     /// # Safety
     /// `block` is a live block of this allocator.
-    pub(in crate::engine) unsafe fn realloc(block: *mut u8, size: usize) -> *mut u8 {
+    pub(crate) unsafe fn realloc(block: *mut u8, size: usize) -> *mut u8 {
         // SAFETY: the caller passes a live block. Never 0 bytes: `realloc(p, 0)` may free the
         // block and return null, which the caller would take for a refusal that kept it.
         unsafe { libc::realloc(block.cast::<c_void>(), size.max(1)) }.cast()
@@ -166,14 +166,14 @@ mod system {
 
     /// # Safety
     /// `block` is a live block of this allocator.
-    pub(in crate::engine) unsafe fn free(block: *mut u8) {
+    pub(crate) unsafe fn free(block: *mut u8) {
         // SAFETY: the caller passes a live block.
         unsafe { libc::free(block.cast::<c_void>()) }
     }
 
     /// # Safety
     /// `block` is a live block of this allocator.
-    pub(in crate::engine) unsafe fn usable_size(block: *mut u8) -> usize {
+    pub(crate) unsafe fn usable_size(block: *mut u8) -> usize {
         #[cfg(target_os = "linux")]
         // SAFETY: the caller passes a live block of the C allocator.
         let size = unsafe { libc::malloc_usable_size(block.cast::<c_void>()) };
@@ -195,11 +195,11 @@ mod system {
 
     use rquickjs::allocator::{Allocator, RustAllocator};
 
-    pub(in crate::engine) fn alloc(size: usize) -> *mut u8 {
+    pub(crate) fn alloc(size: usize) -> *mut u8 {
         RustAllocator.alloc(size)
     }
 
-    pub(in crate::engine) fn calloc(count: usize, size: usize) -> *mut u8 {
+    pub(crate) fn calloc(count: usize, size: usize) -> *mut u8 {
         // `RustAllocator::calloc` panics on an overflowing product, and a panic must not unwind
         // into C: an impossible request is refused like any failed allocation.
         match count.checked_mul(size) {
@@ -208,17 +208,17 @@ mod system {
         }
     }
 
-    pub(in crate::engine) unsafe fn realloc(block: *mut u8, size: usize) -> *mut u8 {
+    pub(crate) unsafe fn realloc(block: *mut u8, size: usize) -> *mut u8 {
         // SAFETY: the caller passes a live block of `RustAllocator`.
         unsafe { RustAllocator.realloc(block, size) }
     }
 
-    pub(in crate::engine) unsafe fn free(block: *mut u8) {
+    pub(crate) unsafe fn free(block: *mut u8) {
         // SAFETY: the caller passes a live block of `RustAllocator`.
         unsafe { RustAllocator.dealloc(block) }
     }
 
-    pub(in crate::engine) unsafe fn usable_size(block: *mut u8) -> usize {
+    pub(crate) unsafe fn usable_size(block: *mut u8) -> usize {
         // SAFETY: the caller passes a live block of `RustAllocator`.
         unsafe { RustAllocator::usable_size(block) }
     }

@@ -28,10 +28,7 @@ const RUN: ScriptFlags = ScriptFlags {
 /// context's next REPL input. Its promise settles when the script ends, and rejects before any
 /// statement runs when a declaration clashes with an earlier run's; an `Err` means it did not
 /// compile (the exception is in `ctx`).
-pub(in crate::engine) fn evaluate<'js>(
-    ctx: &Ctx<'js>,
-    code: &str,
-) -> rquickjs::Result<Promise<'js>> {
+pub(crate) fn evaluate<'js>(ctx: &Ctx<'js>, code: &str) -> rquickjs::Result<Promise<'js>> {
     eval_with_flags(ctx, code, RUN)
 }
 

@@ -101,7 +101,7 @@ impl Drop for Worker {
 }
 
 /// A worker at rest in its inbox, or on its way to a pool thread.
-pub(in crate::engine) struct Resting(Box<Worker>);
+pub(crate) struct Resting(Box<Worker>);
 
 // SAFETY: a `Worker` is a closed world of `!Send` parts: the rquickjs `Runtime` and `Context`
 // (`Rc`s around QuickJS's runtime and context), the `Rc<RunState>`, `Rc<Bridge>`,
@@ -124,7 +124,7 @@ unsafe impl Send for Resting {}
 
 /// Serves an engine's inbox on the calling pool thread until the engine rests, is handed to
 /// others, or is gone.
-pub(in crate::engine) fn serve(inbox: &Arc<EngineInbox>) {
+pub(crate) fn serve(inbox: &Arc<EngineInbox>) {
     let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve_inbox(inbox)));
     if served.is_err() {
         // A bug: answer everything still queued (and the caller of every later message) with

@@ -74,7 +74,7 @@ pub fn to_value<'js>(
 /// Throws `error` (a copy out of the sandbox that passed a size limit) into the sandbox as a
 /// `RangeError` carrying its message, and remembers it: if it ends the run uncaught,
 /// [`copy_failure_of`] gives the limit back for the run's error.
-pub(in crate::engine) fn throw_copy_failure(ctx: &Ctx<'_>, error: CloneError) -> rquickjs::Error {
+pub(crate) fn throw_copy_failure(ctx: &Ctx<'_>, error: CloneError) -> rquickjs::Error {
     let maker = Maker {
         ctx,
         reflect: Reflect::new(ctx),
@@ -99,10 +99,7 @@ pub(in crate::engine) fn throw_copy_failure(ctx: &Ctx<'_>, error: CloneError) ->
 }
 
 /// The copy failure `thrown` reports, if it is one [`throw_copy_failure`] threw.
-pub(in crate::engine) fn copy_failure_of<'js>(
-    ctx: &Ctx<'js>,
-    thrown: &JsValue<'js>,
-) -> Option<CloneError> {
+pub(crate) fn copy_failure_of<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> Option<CloneError> {
     let failures = ctx.userdata::<CopyFailures>()?;
     let failures = failures.0.borrow();
     failures
