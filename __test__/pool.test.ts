@@ -1,8 +1,7 @@
-// The engine-thread pool (issue 16; docs/tools.md "Concurrency"): idle executors hold no thread,
-// a run that waits for an async tool gives its thread up, a spinning guest never holds up the
-// others (it is stopped at its deadline, and gives its thread up after each time slice while
-// others wait: slices.test.ts), executors with queued runs take turns, and the size is
-// configurable.
+// The engine-thread pool (docs/tools.md "Concurrency"): idle executors hold no thread, a run
+// that waits for an async tool gives its thread up, a spinning guest never holds up the others
+// (it is stopped at its deadline, and gives its thread up after each time slice while others
+// wait: slices.test.ts), executors with queued runs take turns, and the size is configurable.
 // Vitest runs each test file in a process of its own, so resizing the pool here affects only
 // this file; each test restores the size it found.
 import { readFileSync, readdirSync } from 'node:fs'
