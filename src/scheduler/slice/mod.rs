@@ -241,12 +241,11 @@ pub(crate) fn suspend_for_tests() {
 #[inline(never)]
 pub(crate) fn on_thread_stack<R>(work: impl FnOnce() -> R + Send) -> R {
     let current = CURRENT.get();
+    if current.is_null() {
+        return work();
+    }
     // SAFETY: as in `yield_if_due`.
-    let yielder = if current.is_null() {
-        ptr::null()
-    } else {
-        unsafe { (*current).yielder.get() }
-    };
+    let yielder = unsafe { (*current).yielder.get() };
     if yielder.is_null() {
         return work();
     }
