@@ -1,4 +1,4 @@
-// Time slices on the engine-thread pool (docs/tools.md "Scheduling policy"): a spinning guest
+// Time slices on the engine-thread pool (docs/tools.md "Concurrency"): a spinning guest
 // gives its thread up after each slice while other runs wait, a new or just-answered run goes
 // ahead of the spinners, spinners share the threads evenly, and `timeoutMs` counts from the
 // `run()` call whatever the load (docs/limits-and-errors.md). Bounds are generous: these are
