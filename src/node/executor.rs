@@ -8,6 +8,7 @@ use napi::bindgen_prelude::{PromiseRaw, This, ToNapiValue, Uint8Array, Unknown};
 use napi::{sys, Env, JsValue, Result};
 use serde_json::Value as Json;
 
+use super::arguments;
 use super::env_data::{self, Builder};
 use super::error::to_napi_error;
 use super::guarded;
@@ -230,7 +231,7 @@ impl SesExecutor {
     #[napi(constructor, ts_args_type = "options?: ExecutorOptions")]
     pub fn new(env: Env, this: This<Unknown>, options: Option<Unknown>) -> Result<Self> {
         if !env_data::constructed(&env, &this.object) {
-            return Err(type_error(
+            return Err(arguments::type_error(
                 &env,
                 "Class constructor SESExecutor cannot be invoked without 'new'",
             ));
@@ -461,28 +462,5 @@ impl SesExecutor {
             closing: teardown::closing(env),
             on_event: on_event.map(Arc::new),
         })
-    }
-}
-
-/// A `TypeError` with `message`, as the error napi throws.
-fn type_error(env: &Env, message: &str) -> napi::Error {
-    let made = (|| -> Result<Unknown> {
-        let message = env.create_string(message)?;
-        let mut error = std::ptr::null_mut();
-        // SAFETY: live env and string; the result is a handle in the current scope.
-        napi::check_status!(unsafe {
-            napi::sys::napi_create_type_error(
-                env.raw(),
-                std::ptr::null_mut(),
-                message.raw(),
-                &mut error,
-            )
-        })?;
-        // SAFETY: made by napi for this environment just now.
-        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), error) })
-    })();
-    match made {
-        Ok(error) => napi::Error::from(error),
-        Err(_) => napi::Error::new(napi::Status::InvalidArg, message),
     }
 }
