@@ -12,7 +12,7 @@ use super::arguments;
 use super::env_data::{self, Builder};
 use super::error::to_napi_error;
 use super::guarded;
-use super::host::{NodeHost, NodeTool, ToolTable};
+use super::host::{self, NodeHost, ToolTable, Tools};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::{
     clone_refused, entries, node_tool, resolve, run_input, run_tracing, watch_signal, Resolved,
@@ -27,7 +27,7 @@ use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolSpec};
 use crate::engine::{RunAbort, RunStats};
 use crate::error::ExecutorError;
-use crate::executor::{Executor, RunOutput, Tracing};
+use crate::executor::{Executor, ExecutorState, RunOutput, Tracing};
 use crate::program::rules::code_non_empty;
 use crate::trace::EventSink;
 
@@ -322,19 +322,12 @@ impl SesExecutor {
                 .iter()
                 .map(|(name, tool)| ToolSpec {
                     name: name.clone(),
-                    inputs: match tool {
-                        NodeTool::Function(_) => None,
-                        NodeTool::Forward { inputs, .. } => Some(inputs.clone()),
-                    },
+                    inputs: tool.inputs.clone(),
                 })
                 .collect();
             let table = Arc::clone(&self.tools);
-            self.executor.send_tools(specs, move || {
-                table
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .extend(tools);
-            })
+            self.executor
+                .send_tools(specs, move || host::lock(&table).send(tools))
         });
         settle(env, &self.node, async move { sent?.await }, |_, ()| Ok(()))
     }
@@ -424,7 +417,15 @@ impl SesExecutor {
     /// runtime is freed; a no-op when `DEAD`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn cleanup<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        settle(env, &self.node, self.executor.cleanup(), |_, ()| Ok(()))
+        let cleaning = self.executor.cleanup();
+        if self.executor.state() == ExecutorState::Dead {
+            // The sandbox that could call the sent tools is gone (a later `init()` builds one
+            // without them): their references go now, on Node's thread, not when Node collects
+            // the executor.
+            let forgotten = host::lock(&self.tools).forget_sent();
+            drop(forgotten);
+        }
+        settle(env, &self.node, cleaning, |_, ()| Ok(()))
     }
 }
 
@@ -449,7 +450,7 @@ impl SesExecutor {
             on_log,
             on_event,
         } = resolved;
-        let tools: ToolTable = Arc::new(Mutex::new(module_tools.into_iter().collect()));
+        let tools: ToolTable = Arc::new(Mutex::new(Tools::with_modules(module_tools)));
         let logs = on_log.map(LogStream::new);
         let max_value_bytes = options.max_value_bytes;
         let host = NodeHost::new(env, Arc::clone(&tools), logs, max_value_bytes)?;

@@ -9,11 +9,12 @@
 use std::collections::HashMap;
 
 use napi::bindgen_prelude::{
-    FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ObjectRef,
-    Unknown, ValueType,
+    FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, Unknown,
+    ValueType,
 };
 use napi::{Env, JsValue};
 
+use super::env_data;
 use super::guarded::{self, Thrown};
 use super::host::{NodeTool, ToolFunction};
 use super::log_stream::JsLogEntry;
@@ -298,7 +299,8 @@ pub fn entries<'env>(
         .collect()
 }
 
-/// A tool as sent: a function, or an object with a `forward` function (and `inputs`).
+/// A tool as sent: a function, or an object with a `forward` function (and `inputs`). Each of
+/// the object's properties is read once, here.
 pub fn node_tool(
     env: &Env,
     name: &str,
@@ -313,7 +315,10 @@ pub fn node_tool(
             .map_err(|_| not_a_tool())
     };
     match guarded::type_of(&value) {
-        ValueType::Function => Ok(NodeTool::Function(function_ref(&value)?)),
+        ValueType::Function => Ok(NodeTool {
+            function: function_ref(&value)?,
+            inputs: None,
+        }),
         ValueType::Object => {
             let read = |key: &str| {
                 guarded::get(env, &value, key)
@@ -335,14 +340,10 @@ pub fn node_tool(
             } else {
                 Vec::new()
             };
-            // SAFETY: checked to be an object of this environment.
-            let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }
-                .and_then(|object| object.create_ref())
-                .map_err(|_| not_a_tool())?;
-            Ok(NodeTool::Forward {
-                forward: function_ref(&forward)?,
-                this: object,
-                inputs,
+            let bound = env_data::bind_method(env, &value, &forward).map_err(|_| not_a_tool())?;
+            Ok(NodeTool {
+                function: function_ref(&bound)?,
+                inputs: Some(inputs),
             })
         }
         _ => Err(not_a_tool()),
@@ -500,9 +501,11 @@ pub fn run_tracing(
     Ok((record, listener))
 }
 
-/// An `AbortSignal` listened to for the length of one run.
+/// An `AbortSignal` listened to for the length of one run: its `removeEventListener` bound to
+/// it (read once, as the run starts), and the listener to remove. Both are function references,
+/// which napi-rs releases wherever they are dropped.
 pub struct SignalWatch {
-    signal: ObjectRef<false>,
+    remove: Option<FunctionRef<(), Unknown<'static>>>,
     listener: FunctionRef<(), ()>,
 }
 
@@ -564,36 +567,40 @@ pub fn watch_signal(
             &thrown,
         ))
     })?;
-    let watch = (|| -> napi::Result<SignalWatch> {
-        // SAFETY: checked to be an object of this environment.
-        let object = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }?;
-        Ok(SignalWatch {
-            signal: object.create_ref()?,
-            listener: listener.create_ref()?,
-        })
-    })();
+    // A signal whose removeEventListener cannot be read or bound keeps a listener that only
+    // sets a flag of a finished run.
+    let remove = guarded::get(env, &signal, "removeEventListener")
+        .ok()
+        .filter(|remove| guarded::type_of(remove) == ValueType::Function)
+        .and_then(|remove| env_data::bind_method(env, &signal, &remove).ok())
+        .and_then(|bound| {
+            // SAFETY: `bindMethod` returns a function of this environment.
+            unsafe { Function::<(), Unknown<'static>>::from_napi_value(env.raw(), bound.raw()) }
+                .and_then(|bound| bound.create_ref())
+                .ok()
+        });
+    let listener = listener.create_ref();
     guarded::clear(env);
-    watch
-        .map(Some)
+    listener
+        .map(|listener| Some(SignalWatch { remove, listener }))
         .map_err(|_| refused(rules::not_an_abort_signal()))
 }
 
 impl SignalWatch {
-    /// Stops listening: a signal may outlive many runs, and must not collect their listeners. A
-    /// signal whose `removeEventListener` throws keeps a listener that only sets a flag; what it
-    /// threw is dropped.
+    /// Stops listening: a signal may outlive many runs, and must not collect their listeners.
+    /// What `removeEventListener` throws is dropped.
     pub fn detach(self, env: &Env) {
-        if let (Ok(signal), Ok(listener)) =
-            (self.signal.get_value(env), self.listener.borrow_back(env))
-        {
-            let signal = signal.to_unknown();
-            if let Ok(remove) = guarded::get(env, &signal, "removeEventListener") {
-                if let Ok(event) = env.create_string("abort") {
-                    let _ = guarded::call(env, &remove, &signal, &[event.raw(), listener.raw()]);
-                }
+        let Self { remove, listener } = self;
+        if let (Some(remove), Ok(listener)) = (remove, listener.borrow_back(env)) {
+            if let (Ok(remove), Ok(event)) = (remove.borrow_back(env), env.create_string("abort")) {
+                let _ = guarded::call(
+                    env,
+                    &remove.to_unknown(),
+                    &guarded::undefined(env),
+                    &[event.raw(), listener.raw()],
+                );
             }
         }
-        let _ = self.signal.unref(env);
         guarded::clear(env);
     }
 }
