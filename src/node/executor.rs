@@ -4,7 +4,9 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use napi::bindgen_prelude::{PromiseRaw, This, ToNapiValue, Uint8Array, Unknown};
+use napi::bindgen_prelude::{
+    FromNapiValue, Function, PromiseRaw, This, ToNapiValue, Uint8Array, Unknown, ValueType,
+};
 use napi::{sys, Env, JsValue, Result};
 use serde_json::Value as Json;
 
@@ -228,16 +230,43 @@ impl SesExecutor {
     /// invalid, with the rule (`max_operations_valid`, `timeout_valid`, `options_valid`) in
     /// `details.diagnostics`.
     /// Called without `new` it throws a `TypeError`, as a class constructor does.
+    // `read_to`, a second argument left out of the typings, is how the package's JS entry
+    // (`lib/executor.cjs`) gets what it needs of the options as this reader read them, so that
+    // no option is read twice: called with the `tracer` and its `startSpan` (or `undefined`
+    // for none) and the `authorizedImports`.
     #[napi(constructor, ts_args_type = "options?: ExecutorOptions")]
-    pub fn new(env: Env, this: This<Unknown>, options: Option<Unknown>) -> Result<Self> {
+    pub fn new(
+        env: Env,
+        this: This<Unknown>,
+        options: Option<Unknown>,
+        read_to: Option<Unknown>,
+    ) -> Result<Self> {
         if !env_data::constructed(&env, &this.object) {
             return Err(arguments::type_error(
                 &env,
                 "Class constructor SESExecutor cannot be invoked without 'new'",
             ));
         }
-        let resolved = resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
-        Self::with_options(&env, resolved)
+        let mut resolved = resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
+        let tracer = resolved.tracer.take();
+        let imports = resolved.options.authorized_imports.clone();
+        let executor = Self::with_options(&env, resolved)?;
+        if let Some(to) = read_to.filter(|to| guarded::type_of(to) == ValueType::Function) {
+            let undefined = guarded::undefined(&env).raw();
+            let (tracer, start_span) = tracer.map_or((undefined, undefined), |tracer| {
+                (tracer.tracer.raw(), tracer.start_span.raw())
+            });
+            // SAFETY: on Node's thread, making a value for this environment.
+            let imports = unsafe { Vec::<String>::to_napi_value(env.raw(), imports) }?;
+            let _ = guarded::call(
+                &env,
+                &to,
+                &guarded::undefined(&env),
+                &[tracer, start_span, imports],
+            );
+            guarded::clear(&env);
+        }
+        Ok(executor)
     }
 
     /// Creates an executor and `init()`s it: a drop-in for clients that never call `init()`.
@@ -350,11 +379,15 @@ impl SesExecutor {
         ts_args_type = "code: string, options?: RunOptions",
         ts_return_type = "Promise<CodeOutput>"
     )]
+    // `observer`, a third argument left out of the typings, is the trace listener of the
+    // package's JS entry (`lib/tracing.cjs`): with it the options reach this reader untouched,
+    // and it hears every event whatever the caller's own listeners do.
     pub fn run<'env>(
         &self,
         env: &'env Env,
         code: Unknown,
         options: Option<Unknown>,
+        observer: Option<Unknown>,
     ) -> Result<PromiseRaw<'env, CodeOutput>> {
         let refuse = |error: ExecutorError| {
             settle(
@@ -391,10 +424,9 @@ impl SesExecutor {
                 return refuse(error);
             }
         };
-        let listeners = self
-            .on_event
-            .iter()
-            .cloned()
+        let listeners = run_observer(env, observer)
+            .into_iter()
+            .chain(self.on_event.iter().cloned())
             .chain(listener.map(Arc::new))
             .collect();
         let sink = EventStream::new(Arc::clone(&self.node), listeners)
@@ -449,6 +481,7 @@ impl SesExecutor {
             module_tools,
             on_log,
             on_event,
+            tracer: _,
         } = resolved;
         let tools: ToolTable = Arc::new(Mutex::new(Tools::with_modules(module_tools)));
         let logs = on_log.map(LogStream::new);
@@ -464,4 +497,12 @@ impl SesExecutor {
             on_event: on_event.map(Arc::new),
         })
     }
+}
+
+/// The JS layer's trace listener of one run, when it passed a function.
+fn run_observer(env: &Env, observer: Option<Unknown>) -> Option<Arc<Listener>> {
+    let observer = observer.filter(|observer| guarded::type_of(observer) == ValueType::Function)?;
+    // SAFETY: checked to be a function of this environment.
+    let function = unsafe { Function::from_napi_value(env.raw(), observer.raw()) }.ok()?;
+    function.create_ref().ok().map(Arc::new)
 }

@@ -365,19 +365,27 @@ pub fn clone_refused(error: &CloneError) -> ExecutorError {
 }
 
 /// The constructor's options, checked: what the executor runs with, the host functions of
-/// object modules, and the `onLog` callback.
-pub struct Resolved {
+/// object modules, the `onLog` and `onEvent` callbacks, and the `tracer` with its `startSpan`
+/// (for the JS layer, `lib/tracing.cjs`).
+pub struct Resolved<'env> {
     pub options: Options,
     pub module_tools: Vec<(String, NodeTool)>,
     pub on_log: Option<FunctionRef<JsLogEntry, Unknown<'static>>>,
     pub on_event: Option<Listener>,
+    pub tracer: Option<Tracer<'env>>,
+}
+
+/// The `tracer` option and its `startSpan` function, each read once.
+pub struct Tracer<'env> {
+    pub tracer: Unknown<'env>,
+    pub start_span: Unknown<'env>,
 }
 
 /// Reads and checks the constructor's options.
-pub fn resolve(
-    env: &Env,
-    options: Option<Unknown>,
-) -> std::result::Result<Resolved, ExecutorError> {
+pub fn resolve<'env>(
+    env: &'env Env,
+    options: Option<Unknown<'env>>,
+) -> std::result::Result<Resolved<'env>, ExecutorError> {
     let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
     let raw = read(env, options).map_err(refused)?;
     let (mut resolved, _notices) =
@@ -389,9 +397,10 @@ pub fn resolve(
     };
     let on_log = callback(env, named("onLog")?, rules::on_log_not_a_function)?;
     let on_event = callback(env, named("onEvent")?, rules::on_event_not_a_function)?;
-    if let Some(tracer) = named("tracer")? {
-        check_tracer(env, &tracer)?;
-    }
+    let tracer = match named("tracer")? {
+        Some(tracer) => check_tracer(env, tracer)?,
+        None => None,
+    };
     let mut module_tools = Vec::new();
     if let Some(modules) = named("modules")? {
         for (name, module) in entries(env, modules, "modules")? {
@@ -427,6 +436,7 @@ pub fn resolve(
         module_tools,
         on_log,
         on_event,
+        tracer,
     })
 }
 
@@ -452,16 +462,20 @@ fn callback<Args: JsValuesTupleIntoVec>(
 }
 
 /// `tracer`, which the JS entry uses (`lib/tracing.cjs`), checked here with every other option:
-/// `null` or an object with a `startSpan` function, read as other options are (`guarded`).
-fn check_tracer(env: &Env, tracer: &Unknown) -> std::result::Result<(), ExecutorError> {
+/// `null` (none) or an object with a `startSpan` function, read as other options are
+/// (`guarded`).
+fn check_tracer<'env>(
+    env: &'env Env,
+    tracer: Unknown<'env>,
+) -> std::result::Result<Option<Tracer<'env>>, ExecutorError> {
     let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
-    match guarded::type_of(tracer) {
-        ValueType::Null => Ok(()),
+    match guarded::type_of(&tracer) {
+        ValueType::Null => Ok(None),
         ValueType::Object => {
-            let start_span = guarded::get(env, tracer, "startSpan")
+            let start_span = guarded::get(env, &tracer, "startSpan")
                 .map_err(|thrown| refused(unreadable(env, "tracer.startSpan", &thrown)))?;
             if guarded::type_of(&start_span) == ValueType::Function {
-                Ok(())
+                Ok(Some(Tracer { tracer, start_span }))
             } else {
                 Err(refused(rules::not_a_tracer()))
             }
