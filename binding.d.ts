@@ -435,7 +435,8 @@ export declare function prepareProgram(code: string, options?: ValidationOptions
  * placeholder of `CODE_AGENT_SYSTEM_PROMPT` (§14.2). `tools` is what `sendTools` takes (a record
  * of functions or smolagents tool objects, named by key) or an array of tool objects (named by
  * their `name`). A tool is `async` when its function (or `forward`) is an async function.
- * Throws a `TypeError` when a name is not a JavaScript identifier.
+ * Throws a `TypeError` when a name is not a JavaScript identifier, when `tools` or a tool has
+ * the wrong shape, or when reading one of them threw.
  */
 export declare function renderToolsPrompt(tools: Record<string, ((...args: any[]) => unknown) | SmolagentsTool> | Array<SmolagentsTool & { name: string }>): string
 
@@ -500,7 +501,8 @@ export interface RunStats {
  * Sets how many engine threads run the executors of this process (default: the number of
  * cores, or `SES_EXECUTOR_THREADS` when set as the process starts). Takes effect at once:
  * more threads start as work arrives; threads beyond a smaller size exit once idle (half a
- * second after their last run). Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
+ * second after their last run). Throws a `TypeError` unless `threads` is a number, and a
+ * `RangeError` unless it is an integer from 1 to 1024.
  */
 export declare function setEngineThreads(threads: number): void
 

@@ -52,8 +52,9 @@ export interface CodeAgentSetup<Executor = SESExecutor> {
 /**
  * Sets up an executor and a prompt for smolagents-ts's `CodeAgent`, which never sends JavaScript
  * tools to its executor (it calls `sendTools({}, pythonToolsMap)`) and renders tool signatures
- * as Python. Rejects with a `TypeError` for a malformed tool list or tags, and with an
- * `ExecutorError` for invalid `executorOptions`.
+ * as Python. Rejects with a `TypeError` for a malformed tool list or tags (or options, tools or
+ * tool objects whose getters throw), and with an `ExecutorError` for invalid `executorOptions`.
+ * Each option, tool and property of a tool object is read once.
  */
 export declare function codeAgentSetup<Executor = SESExecutor>(
   options?: CodeAgentSetupOptions,

@@ -7,7 +7,7 @@
 use napi::bindgen_prelude::{Unknown, ValueType};
 use napi::{sys, Env, JsValue};
 
-use super::guarded;
+use super::guarded::{self, Thrown};
 
 /// A `TypeError` with `message`, to return from an exported function (napi throws it).
 pub fn type_error(env: &Env, message: &str) -> napi::Error {
@@ -46,6 +46,16 @@ fn error(env: &Env, message: &str, kind: Kind) -> napi::Error {
         Ok(error) => napi::Error::from(error),
         Err(_) => napi::Error::new(napi::Status::InvalidArg, message),
     }
+}
+
+/// The `TypeError` for a host value that threw as it was read: `what cannot be read (reading it
+/// threw …)`, with the thrown value described by means that cannot throw.
+pub fn unreadable(env: &Env, what: &str, thrown: &Thrown) -> napi::Error {
+    let described = thrown.describe(env);
+    type_error(
+        env,
+        &format!("{what} cannot be read (reading it threw {described})"),
+    )
 }
 
 /// An integer from `min` to `max`: a `TypeError` for anything but a number (`"2"`, `2n`,

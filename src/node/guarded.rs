@@ -110,6 +110,26 @@ pub fn has<'env>(env: &'env Env, object: &Unknown, name: &str) -> Guarded<'env, 
     check(env, status).map(|()| has)
 }
 
+/// `Object.hasOwn(object, name)`: runs a Proxy's `getOwnPropertyDescriptor` trap if there is
+/// one.
+pub fn has_own<'env>(env: &'env Env, object: &Unknown, name: &str) -> Guarded<'env, bool> {
+    let mut key = ptr::null_mut();
+    // SAFETY: live env; `name` is valid UTF-8 of the given length.
+    let status = unsafe {
+        sys::napi_create_string_utf8(
+            env.raw(),
+            name.as_ptr().cast(),
+            name.len() as isize,
+            &mut key,
+        )
+    };
+    check(env, status)?;
+    let mut has = false;
+    // SAFETY: live env and values of the current scope.
+    let status = unsafe { sys::napi_has_own_property(env.raw(), object.raw(), key, &mut has) };
+    check(env, status).map(|()| has)
+}
+
 /// `index in object`.
 pub fn has_element<'env>(env: &'env Env, object: &Unknown, index: u32) -> Guarded<'env, bool> {
     let mut has = false;
