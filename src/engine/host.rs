@@ -9,9 +9,10 @@
 
 use std::sync::Weak;
 
-use super::console::LogEntry;
 use super::{Command, EngineInbox};
 use crate::value::Value;
+
+pub use super::realm::console::LogEntry;
 
 /// What the host provides.
 pub trait Host: Send + Sync + 'static {

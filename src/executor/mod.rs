@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolSpec};
 use crate::engine::{
-    Completion, Engine, EngineConfig, EngineError, LogEntry, RunAbort, RunReport, RunRequest,
-    RunStats, SourcePosition, TraceRecord,
+    Completion, Engine, EngineConfig, EngineError, LogEntry, RunReport, RunRequest, SourcePosition,
+    TraceRecord,
 };
 use crate::error::ExecutorError;
 use crate::options::rules::log_budget_too_small;
@@ -29,6 +29,10 @@ use crate::trace::{EventSink, RunEnd, RunOutcome, RunStream, TraceEvent, TraceKi
 use crate::value::Value;
 
 pub use state::ExecutorState;
+
+// What the napi layer needs of the engine beyond the host port: it reaches the engine only
+// through this module and `engine::host`.
+pub use crate::engine::{live_engines, memory_freed, RunAbort, RunStats};
 
 /// A successful run (§3.1 `CodeOutput`, with the optional extensions of §10.2).
 #[derive(Debug, Clone, PartialEq)]
@@ -588,7 +592,5 @@ fn code_refused(diagnostics: &[Diagnostic]) -> ExecutorError {
     }
 }
 
-#[cfg(test)]
-mod deadline_tests;
 #[cfg(test)]
 mod tests;
