@@ -1,6 +1,6 @@
 'use strict'
 // `codeAgentSetup`: what smolagents-ts's `CodeAgent` needs to run JavaScript through an
-// SESExecutor, in one call (README "In smolagents-ts, in place of the Pyodide executor").
+// SESExecutor, in one call (docs/codeagent.md).
 //
 // CodeAgent never hands JavaScript tools to its executor: each step it calls
 // `sendVariables(state)` and `sendTools({}, pythonToolsMap)` (tool name → Python source), and it

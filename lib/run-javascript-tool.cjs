@@ -1,6 +1,6 @@
 'use strict'
 // `createRunJavaScriptTool`: an SESExecutor offered to a model as a function-calling tool
-// (README "A function-calling tool: run_javascript"). The definition is the OpenAI Chat
+// (docs/tools.md "A function-calling tool: run_javascript"). The definition is the OpenAI Chat
 // Completions shape (`{ type: 'function', function: { name, description, parameters } }`),
 // which most tool-calling APIs accept or map one to one; `execute(args)` takes the call's
 // arguments (the object, or the JSON text a model API hands over) and always resolves with a
@@ -88,6 +88,11 @@ function toJsonSafe(value, budget) {
     left -= count
     if (left < 0) throw TOO_LARGE
   }
+  // A typed array's elements take at least a digit and a comma each: one that cannot fit is
+  // refused before any element is written.
+  const fits = (count) => {
+    if (count > left) throw TOO_LARGE
+  }
   const walk = (value) => {
     switch (typeof value) {
       case 'undefined':
@@ -130,13 +135,12 @@ function toJsonSafe(value, budget) {
     try {
       if (Array.isArray(value)) return value.map(walk)
       if (ArrayBuffer.isView(value)) {
-        // At least one digit and a comma per element, before any is written.
         const length = value instanceof DataView ? value.byteLength : value.length
-        charge(2 * length)
+        fits(2 * length)
         return Array.from(value instanceof DataView ? new Uint8Array(value.buffer, value.byteOffset, length) : value, walk)
       }
       if (value instanceof ArrayBuffer) {
-        charge(2 * value.byteLength)
+        fits(2 * value.byteLength)
         return Array.from(new Uint8Array(value), walk)
       }
       if (value instanceof Date) {
@@ -144,7 +148,10 @@ function toJsonSafe(value, budget) {
         return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString()
       }
       if (value instanceof RegExp) return walk(String(value))
-      if (value instanceof Error) return { name: walk(value.name), message: walk(value.message) }
+      if (value instanceof Error) {
+        charge(17)
+        return { name: walk(value.name), message: walk(value.message) }
+      }
       if (value instanceof Map) return Array.from(value, ([k, v]) => [walk(k), walk(v)])
       if (value instanceof Set) return Array.from(value, walk)
       const entries = []

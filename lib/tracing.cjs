@@ -1,7 +1,7 @@
 'use strict'
-// OpenTelemetry spans for runs and tool calls (README "OpenTelemetry"). Each `run()` is a span,
-// child of the context active when `run()` was called; each tool call of the run is a child
-// span of it, named and attributed per OpenTelemetry's GenAI semantic conventions
+// OpenTelemetry spans for runs and tool calls (docs/tracing.md "OpenTelemetry"). Each `run()`
+// is a span, child of the context active when `run()` was called; each tool call of the run is
+// a child span of it, named and attributed per OpenTelemetry's GenAI semantic conventions
 // (`execute_tool {gen_ai.tool.name}`). The spans are built from the run's own trace events,
 // which the addon streams to a listener of this module's (run()'s third argument, apart from
 // the caller's own `onEvent` listeners): they carry the engine's times (when the sandbox called,
@@ -18,6 +18,8 @@
 // option, nothing here runs. With it and no SDK registered, a run checks that and goes on
 // untraced; a tracer whose spans do not record (sampled out) costs one span per run.
 const guarded = require('./guarded.cjs')
+
+const { apply } = Reflect
 
 /** The instrumentation scope of the spans. */
 const SCOPE = '@smolagents-ts/ses-executor'
@@ -62,15 +64,24 @@ function tracerOf(own) {
   if (own !== undefined) return own
   const otel = otelApi()
   if (!otel) return undefined
-  return guarded.attempt(() => {
+  // Every run of every executor without a tracer comes here: one try, no allocation, until an
+  // SDK is registered. What is registered is host code: each property read once, each value
+  // it returns made quiet (a rejected promise is handled), anything thrown means no tracer.
+  try {
     const provider = otel.trace.getTracerProvider()
-    const delegate = guarded.callMethod(provider, 'getDelegate', [])
-    if (delegate === noopProvider) return undefined
+    const getDelegate = provider.getDelegate
+    if (typeof getDelegate === 'function') {
+      const delegate = apply(getDelegate, provider, [])
+      if (delegate === noopProvider) return undefined
+      guarded.quiet(delegate)
+    }
     const tracer = guarded.callMethod(provider, 'getTracer', [SCOPE, version])
     if (tracer === null || typeof tracer !== 'object') return undefined
     const startSpan = guarded.read(tracer, 'startSpan')
     return startSpan.ok && typeof startSpan.value === 'function' ? { tracer, startSpan: startSpan.value } : undefined
-  }, undefined)
+  } catch {
+    return undefined
+  }
 }
 
 /**
