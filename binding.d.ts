@@ -380,7 +380,7 @@ export interface ExecutorOptions {
   modules?: Record<string, string | Record<string, unknown>>
   /**
    * Called with each log entry while the run goes on (§10.2), in call order and before the
-   * run's promise settles; what it throws is ignored.
+   * run's promise settles; what it throws, or a promise it returns rejects with, is ignored.
    */
   onLog?: (entry: LogEntry) => void
   /**
@@ -398,8 +398,9 @@ export interface ExecutorOptions {
   maxTraceBytes?: number
   /**
    * Called with each trace event of every run as it happens, in order and before the run's
-   * promise settles (the same events `trace` records, under the same budget); what it throws
-   * is ignored. Does not by itself fill `CodeOutput.trace`.
+   * promise settles (the same events `trace` records, under the same budget); what it throws,
+   * or a promise it returns rejects with, is ignored. Does not by itself fill
+   * `CodeOutput.trace`.
    */
   onEvent?: (event: TraceEvent) => void
   /**
@@ -455,7 +456,7 @@ export interface RunOptions {
   trace?: boolean
   /**
    * Called with each of this run's trace events as it happens (besides the executor's
-   * `onEvent`); what it throws is ignored.
+   * `onEvent`); what it throws, or a promise it returns rejects with, is ignored.
    */
   onEvent?: (event: TraceEvent) => void
   /**

@@ -1,6 +1,6 @@
 //! The one way an exported function that throws (rather than rejecting with an `ExecutorError`)
 //! refuses its arguments: a `TypeError` for a value of the wrong type or one that cannot be
-//! read, a `RangeError` for a number out of its range, as `index.d.ts` and the README promise.
+//! read, a `RangeError` for a number out of its range, as `index.d.ts` and docs/api.md promise.
 //! Arguments are taken as `Unknown` and checked here, never by napi's own conversions, whose
 //! failures are plain `Error`s (`NumberExpected`) and may leave a host exception pending.
 

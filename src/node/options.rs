@@ -81,7 +81,7 @@ pub struct ExecutorOptions {
     #[napi(ts_type = "Record<string, string | Record<string, unknown>>")]
     pub modules: Option<HashMap<String, String>>,
     /// Called with each log entry while the run goes on (§10.2), in call order and before the
-    /// run's promise settles; what it throws is ignored.
+    /// run's promise settles; what it throws, or a promise it returns rejects with, is ignored.
     #[napi(ts_type = "(entry: LogEntry) => void")]
     pub on_log: Option<String>,
     /// Record every run's events in `CodeOutput.trace` (and `ExecutorError.trace`): its start
@@ -94,8 +94,9 @@ pub struct ExecutorOptions {
     /// `run_end.droppedEvents`. `run_end` is always kept.
     pub max_trace_bytes: Option<f64>,
     /// Called with each trace event of every run as it happens, in order and before the run's
-    /// promise settles (the same events `trace` records, under the same budget); what it throws
-    /// is ignored. Does not by itself fill `CodeOutput.trace`.
+    /// promise settles (the same events `trace` records, under the same budget); what it throws,
+    /// or a promise it returns rejects with, is ignored. Does not by itself fill
+    /// `CodeOutput.trace`.
     #[napi(ts_type = "(event: TraceEvent) => void")]
     pub on_event: Option<String>,
     /// An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
@@ -231,7 +232,7 @@ pub struct RunOptions {
     /// overrides the executor's `trace` option for this run.
     pub trace: Option<bool>,
     /// Called with each of this run's trace events as it happens (besides the executor's
-    /// `onEvent`); what it throws is ignored.
+    /// `onEvent`); what it throws, or a promise it returns rejects with, is ignored.
     #[napi(ts_type = "(event: TraceEvent) => void")]
     pub on_event: Option<String>,
     /// A value bound as the global `input` for this run only: a copy (structured-clone
