@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::{
-    FromNapiValue, Function, PromiseRaw, This, ToNapiValue, Uint8Array, Unknown, ValueType,
+    Function, PromiseRaw, This, ToNapiValue, Uint8Array, Unknown, ValueType,
 };
 use napi::{sys, Env, JsValue, Result};
 use serde_json::Value as Json;
@@ -23,7 +23,7 @@ use super::program::{read_code, CODE_NOT_A_STRING};
 use super::queue::NodeQueue;
 use super::settle::{settle, settle_on_runtime, settle_then};
 use super::teardown;
-use super::trace_events::{EventStream, Listener, Trace};
+use super::trace_events::{Event, EventStream, Listener, Trace};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolSpec};
@@ -146,7 +146,7 @@ impl ToNapiValue for CodeOutput {
         let env = Env::from_raw(raw_env);
         let undefined = guarded::undefined(&env).raw();
         let stats = val.stats;
-        // SAFETY (every conversion): on Node's thread, making values for this environment.
+        // SAFETY: each conversion runs on Node's thread, making values for this environment.
         let args = unsafe {
             [
                 Copied::to_napi_value(raw_env, val.output)?,
@@ -257,13 +257,12 @@ impl SesExecutor {
             let (tracer, start_span) = tracer.map_or((undefined, undefined), |tracer| {
                 (tracer.tracer.raw(), tracer.start_span.raw())
             });
-            // SAFETY: on Node's thread, making a value for this environment.
-            let imports = unsafe { Vec::<String>::to_napi_value(env.raw(), imports) }?;
+            let imports = imports.into_unknown(&env)?;
             let _ = guarded::call(
                 &env,
                 &to,
                 &guarded::undefined(&env),
-                &[tracer, start_span, imports],
+                &[tracer, start_span, imports.raw()],
             );
             guarded::clear(&env);
         }
@@ -425,7 +424,7 @@ impl SesExecutor {
                 return refuse(error);
             }
         };
-        let listeners = run_observer(env, observer)
+        let listeners = run_observer(observer)
             .into_iter()
             .chain(self.on_event.iter().cloned())
             .chain(listener.map(Arc::new))
@@ -501,9 +500,8 @@ impl SesExecutor {
 }
 
 /// The JS layer's trace listener of one run, when it passed a function.
-fn run_observer(env: &Env, observer: Option<Unknown>) -> Option<Arc<Listener>> {
+fn run_observer(observer: Option<Unknown>) -> Option<Arc<Listener>> {
     let observer = observer.filter(|observer| guarded::type_of(observer) == ValueType::Function)?;
-    // SAFETY: checked to be a function of this environment.
-    let function = unsafe { Function::from_napi_value(env.raw(), observer.raw()) }.ok()?;
+    let function: Function<Event, Unknown<'static>> = guarded::view(&observer).ok()?;
     function.create_ref().ok().map(Arc::new)
 }

@@ -61,8 +61,8 @@ impl<'a> Reader<'a> {
             ));
         }
         if guarded::is_array(tools) {
-            // SAFETY: checked to be an array; reading its length runs no code.
-            let length = unsafe { tools.cast::<Object>() }
+            // Reading an array's length runs no code.
+            let length = guarded::view::<Object>(tools)
                 .and_then(|array| array.get_array_length())
                 .unwrap_or(0);
             (0..length)
@@ -193,8 +193,8 @@ impl<'a> Reader<'a> {
         if !guarded::is_array(value) {
             return Ok(Vec::new());
         }
-        // SAFETY: checked to be an array; reading its length runs no code.
-        let length = unsafe { value.cast::<Object>() }
+        // Reading an array's length runs no code.
+        let length = guarded::view::<Object>(value)
             .and_then(|array| array.get_array_length())
             .unwrap_or(0);
         let mut names = Vec::new();
