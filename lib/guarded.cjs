@@ -159,4 +159,4 @@ function copyData(value, what, depth = 0) {
   return copy
 }
 
-module.exports = { read, call, callMethod, attempt, quiet, describe, unreadable, readOrThrow, arrayItems, ownKeys, copyData }
+module.exports = { read, call, callMethod, attempt, quiet, describe, readOrThrow, arrayItems, ownKeys, copyData }

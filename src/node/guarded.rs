@@ -115,20 +115,13 @@ pub fn has<'env>(env: &'env Env, object: &Unknown, name: &str) -> Guarded<'env, 
 /// `Object.hasOwn(object, name)`: runs a Proxy's `getOwnPropertyDescriptor` trap if there is
 /// one.
 pub fn has_own<'env>(env: &'env Env, object: &Unknown, name: &str) -> Guarded<'env, bool> {
-    let mut key = ptr::null_mut();
-    // SAFETY: live env; `name` is valid UTF-8 of the given length.
-    let status = unsafe {
-        sys::napi_create_string_utf8(
-            env.raw(),
-            name.as_ptr().cast(),
-            name.len() as isize,
-            &mut key,
-        )
-    };
-    check(env, status)?;
+    let key = env
+        .create_string(name)
+        .map_err(|error| Thrown::Failed(error.reason))?;
     let mut has = false;
     // SAFETY: live env and values of the current scope.
-    let status = unsafe { sys::napi_has_own_property(env.raw(), object.raw(), key, &mut has) };
+    let status =
+        unsafe { sys::napi_has_own_property(env.raw(), object.raw(), key.raw(), &mut has) };
     check(env, status).map(|()| has)
 }
 
