@@ -152,6 +152,24 @@ describe('host callbacks and the tracer are read defensively: re-entry', () => {
   })
 })
 
+describe('host callbacks and the tracer are read defensively: object modules', () => {
+  it('an object module whose export getter throws, or modules that are a throwing Proxy, refuse create() with ERR_VALIDATION_FAILED', () => {
+    expect(scenario('an object module whose export getter throws a Symbol', { executor: false }).made).toMatchObject({
+      code: 'ERR_VALIDATION_FAILED',
+      message: 'Code validation failed:\noptions_valid: modules.geo.distance cannot be read (reading it threw Symbol(export getter))',
+    })
+    expect(scenario('modules that are a Proxy whose traps throw', { executor: false }).made).toMatchObject({
+      code: 'ERR_VALIDATION_FAILED',
+    })
+  })
+  it('module functions that throw or reject with hostile values are tool failures; one that re-enters its executor is refused', () => {
+    const result = scenario('object module functions that throw, reject and re-enter their executor')
+    expect([result.sync, result.later]).toEqual(['ERR_TOOL_PROXY_FAIL', 'ERR_TOOL_PROXY_FAIL'])
+    expect(result.reenter).toEqual({ output: 'back', logs: '' })
+    expect(result.calls).toEqual(['ERR_INVALID_STATE'])
+  })
+})
+
 describe('host callbacks and the tracer are read defensively: what codeAgentSetup, createRunJavaScriptTool and renderToolsPrompt read', () => {
   const typeError = (message: string) => ({ threw: `TypeError: ${message}`, type: 'TypeError' })
   it('codeAgentSetup rejects with a TypeError naming what threw', () => {
