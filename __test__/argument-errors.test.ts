@@ -1,6 +1,6 @@
 // Argument validation of every export goes through one path with the documented error types:
 // a function that throws throws a TypeError for an argument of the wrong type (or one whose
-// getter throws) and a RangeError for a number out of range (index.d.ts, README "API"); the
+// getter throws) and a RangeError for a number out of range (index.d.ts, docs/api.md "API"); the
 // executor's methods reject with an ExecutorError; validateCode and prepareProgram answer with
 // diagnostics. No argument reaches napi's own conversions, whose failures are plain Errors
 // (`setEngineThreads('2')` threw `Error: Failed to convert napi value String into rust type
