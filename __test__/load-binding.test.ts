@@ -1,4 +1,4 @@
-// Issue 11 point 3: where no native addon loads, requiring the package fails with an error that
+// Where no native addon loads, requiring the package fails with an error that
 // names the platform triple, every candidate the generated loader tried, why a binary that exists
 // did not load, and the one command that builds from source. Each case is a copy of the
 // package's JavaScript (index.js, binding.js, lib/) without the binary, loaded by a plain Node.
@@ -17,7 +17,9 @@ const TRIPLES = ['linux-x64-gnu', 'linux-arm64-gnu', 'darwin-x64', 'darwin-arm64
 /** A copy of the package with `changes` merged into its package.json, and no binary. */
 function packageCopy(changes: Record<string, unknown> = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'ses-no-binary-'))
-  for (const file of ['index.js', 'binding.js', 'lib/load-binding.cjs', 'lib/code-agent.cjs', 'lib/executor.cjs', 'lib/tracing.cjs', 'lib/run-javascript-tool.cjs']) {
+  // The package's CommonJS files, as package.json lists them.
+  const commonJs = (manifest.files as string[]).filter((file) => file === 'index.js' || file === 'binding.js' || file.endsWith('.cjs'))
+  for (const file of commonJs) {
     cpSync(path.join(root, file), path.join(dir, file))
   }
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, ...changes }))

@@ -1,4 +1,4 @@
-// Issue 17 part 2: the execution trace of a run (`CodeOutput.trace`, `ExecutorError.trace`), its
+// The execution trace of a run (`CodeOutput.trace`, `ExecutorError.trace`), its
 // budget (`maxTraceBytes`), and `onEvent`, which streams the same events as they happen.
 import { describe, expect, it } from 'vitest'
 
@@ -34,7 +34,7 @@ async function agentExecutor(options?: ConstructorParameters<typeof SESExecutor>
   return ex
 }
 
-describe('CodeOutput.trace (issue 17: the context graph of one run)', () => {
+describe('CodeOutput.trace (the context graph of one run)', () => {
   it('records the run, each tool call with copied arguments and its result, console entries, final_answer, in order', async () => {
     const ex = await agentExecutor()
     const before = Date.now()
@@ -54,7 +54,9 @@ describe('CodeOutput.trace (issue 17: the context graph of one run)', () => {
       'run_end',
     ])
     const [start] = ofType(trace, 'run_start')
-    expect(start.at).toBeLessThan(1)
+    // When an engine thread took the run up, counted from its call like the other events.
+    expect(start.at).toBeGreaterThanOrEqual(0)
+    expect(start.at).toBeLessThanOrEqual(trace[1].at)
     expect(start.codeBytes).toBe(Buffer.byteLength(AGENT_STEP))
     expect(start.time).toBeGreaterThanOrEqual(before - 1)
     expect(start.time).toBeLessThanOrEqual(after + 1)

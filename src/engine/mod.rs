@@ -1,48 +1,15 @@
-//! The engine: one QuickJS runtime + context per executor, run on a shared pool of engine
-//! threads (DESIGN.md "What we are building"; `pool.rs`). Sandbox code never runs on Node's
-//! thread; a run is a message to the executor's inbox, answered on a oneshot channel, and an
+//! The engine: one QuickJS runtime + context per executor, run on a shared pool of engine threads
+//! (docs/contract.md "What we are building"; `scheduler/pool.rs`). Sandbox code never runs on
+//! Node's thread; a run is a message to the executor's inbox, answered on a oneshot channel, and an
 //! idle executor owns no thread. The engine knows nothing of napi.
 
-mod bridge;
-mod canvas;
-#[cfg(test)]
-mod conformance;
-mod console;
-mod convert;
-mod endowments;
-mod failure;
-#[cfg(test)]
-mod first_use_tests;
-mod frames;
-mod globals;
-mod heap;
 pub mod host;
-mod inbox;
-mod input;
-pub mod inspect;
-#[cfg(test)]
-mod intrinsics_tests;
-mod lockdown;
-#[cfg(test)]
-mod loop_guard_tests;
-#[cfg(test)]
-mod loop_inventory_tests;
-mod modules;
-mod pool;
-mod reflect;
-#[cfg(test)]
-mod regexp_tests;
-mod script;
-#[cfg(test)]
-mod semantics_tests;
-mod spin;
-mod stack;
-mod state;
+mod quickjs;
+mod realm;
+mod run;
 #[cfg(test)]
 pub mod testing;
-mod timers;
-mod trace;
-mod worker;
+mod values;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
@@ -52,63 +19,44 @@ use tokio::sync::oneshot;
 
 use crate::diagnostic::{Diagnostic, Location};
 use crate::options::{LogLevel, Options};
+use crate::scheduler::inbox::Inbox;
 use crate::value::Value;
 use host::{Host, ToolAnswer};
-use stack::PROGRAM_STACK_BYTES;
 
-pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
-pub use heap::memory_freed;
-pub use pool::{
-    others_waiting_besides_one as executors_waiting_besides_one, set_threads, stats as pool_stats,
-    PoolStats, BLOCKED_EXTRA, MAX_THREADS, THREADS_VARIABLE,
-};
-pub use spin::{Chain, Core, Spin};
-pub use trace::TraceRecord;
-pub use worker::live as live_engines;
+pub use quickjs::heap::memory_freed;
+pub use realm::console::{LogEntry, Logs, TRUNCATION_MARKER};
+pub use run::recorder::TraceRecord;
+pub use run::worker::live as live_engines;
 
 /// Whether runs compile the loop guard into their loops; only [`loop_guards_for_benchmarks`]
 /// clears it.
 #[cfg(feature = "bench-internals")]
 static LOOP_GUARDS: AtomicBool = AtomicBool::new(true);
 
-/// Benchmark-only (W5's guard overhead): whether the engine compiles the loop guard (§6.3,
-/// QuickJS patch 0600) into the loops of the runs that start from now on, for the whole
-/// process. `examples/guard_overhead.rs` turns it off to time the same program without guards.
-/// Not part of the API: nothing in the napi layer calls it, so it is never reachable from
-/// JavaScript, and without guards `maxOperations` is not enforced; it exists only in builds
-/// with the `bench-internals` feature, which the addon never has.
+/// Benchmark-only (the guard's overhead on the counting loop, W5 in bench/workloads.mjs): whether
+/// the engine compiles the loop guard (§6.3, QuickJS patch 0600) into the loops of the runs that
+/// start from now on, for the whole process. `examples/guard_overhead.rs` turns it off to time the
+/// same program without guards. Not part of the API: nothing in the napi layer calls it, so it is
+/// never reachable from JavaScript, and without guards `maxOperations` is not enforced; it exists
+/// only in builds with the `bench-internals` feature, which the addon never has.
 #[doc(hidden)]
 #[cfg(feature = "bench-internals")]
 pub fn loop_guards_for_benchmarks(enabled: bool) {
     LOOP_GUARDS.store(enabled, Ordering::Relaxed);
 }
 
-/// What the engine thread is built with.
+/// What the engine thread is built with: the executor's checked options (the engine reads its
+/// limits, imports, modules and timers from them; runs take their own limits from
+/// [`RunRequest`]).
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    pub memory_limit_bytes: usize,
-    pub max_stack_bytes: usize,
-    /// The most bytes one value copied out of the sandbox may take (`maxValueBytes`).
-    pub max_value_bytes: u64,
-    /// The largest side of a sandbox canvas (`maxCanvasSize`).
-    pub max_canvas_size: u32,
-    /// What `import()` may load (§5.3), and the modules the host registered.
-    pub authorized_imports: Vec<String>,
-    pub modules: Vec<(String, crate::modules::ModuleSpec)>,
-    /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`timers.rs`).
-    pub timers: bool,
+    pub options: Options,
 }
 
 impl From<&Options> for EngineConfig {
     fn from(options: &Options) -> Self {
         Self {
-            memory_limit_bytes: options.memory_limit_bytes,
-            max_stack_bytes: options.max_stack_bytes,
-            max_value_bytes: options.max_value_bytes,
-            max_canvas_size: options.max_canvas_size,
-            authorized_imports: options.authorized_imports.clone(),
-            modules: options.modules.clone(),
-            timers: options.timers,
+            options: options.clone(),
         }
     }
 }
@@ -127,6 +75,9 @@ pub struct RunRequest {
     /// The run's input, bound as the global `input` for this run only (`input.rs`); `None`
     /// binds nothing.
     pub input: Option<Value>,
+    /// When the run was asked for: its deadline counts from here (or from the end of the run it
+    /// was queued behind on the same executor, if that is later).
+    pub called_at: Instant,
 }
 
 impl RunRequest {
@@ -144,6 +95,7 @@ impl RunRequest {
                 ..crate::trace::TraceRequest::default()
             },
             input: None,
+            called_at: Instant::now(),
         }
     }
 
@@ -163,7 +115,8 @@ struct AbortShared {
     aborted: AtomicBool,
     /// The engine's inbox, once the run is queued: aborting wakes a run waiting for a tool.
     wake: Mutex<Option<Weak<EngineInbox>>>,
-    /// When the engine took the run up: its deadline is `timeoutMs` from here.
+    /// When the run's deadline began (see [`RunRequest::called_at`]): it is `timeoutMs` from
+    /// here.
     started: OnceLock<Instant>,
 }
 
@@ -184,7 +137,7 @@ impl RunAbort {
             .as_ref()
             .and_then(Weak::upgrade);
         if let Some(inbox) = inbox {
-            inbox.post(Command::Wake);
+            inbox.post_urgent(Command::Wake);
         }
     }
 
@@ -193,8 +146,7 @@ impl RunAbort {
         self.0.aborted.load(Ordering::SeqCst)
     }
 
-    /// When the engine took the run up (its deadline counts from there); `None` while it waits
-    /// in the queue.
+    /// When the run's deadline began, once the engine has taken the run up; `None` before.
     pub fn started_at(&self) -> Option<Instant> {
         self.0.started.get().copied()
     }
@@ -211,9 +163,13 @@ impl RunAbort {
 /// Figures about one run (§10.2 optional extensions).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunStats {
-    /// From the moment the engine took the run up (after any queueing) to its answer, including
-    /// validation.
+    /// From the moment the run's deadline began (its call, or the end of the run it was queued
+    /// behind on the same executor) to its answer: waits for a thread, validation and tool
+    /// calls included.
     pub wall_time: Duration,
+    /// The time the run held an engine thread: its time slices, synchronous tool calls
+    /// included; not the time it waited for a thread, nor for asynchronous tools or timers.
+    pub cpu_time: Duration,
     /// Time tool calls took, from call to answer (to settlement for async tools), summed over
     /// calls: overlapping calls each count in full.
     pub tool_time: Duration,
@@ -380,7 +336,7 @@ enum Command {
 }
 
 /// An engine's inbox: its messages, and the engine while no pool thread holds it.
-type EngineInbox = inbox::Inbox<Command, worker::Resting>;
+type EngineInbox = Inbox<Command, run::worker::Resting>;
 
 /// The handle to an engine. Dropping it frees the engine without waiting for it.
 pub struct Engine {
@@ -398,10 +354,12 @@ impl Engine {
     ) -> (Engine, oneshot::Receiver<Result<(), EngineError>>) {
         let (ready, ready_rx) = oneshot::channel();
         let shutdown = Arc::new(AtomicBool::new(false));
+        let stack_bytes = run::worker::checked_stack_bytes(&config);
         let inbox = EngineInbox::start(
             Command::Start(config, host, Arc::clone(&shutdown), ready),
-            worker::serve,
+            run::worker::serve,
             || Command::Wake,
+            stack_bytes,
         );
         (
             Engine {
@@ -453,7 +411,7 @@ impl Engine {
     fn signal_stop(&mut self, done: Option<oneshot::Sender<()>>) {
         self.stopped = true;
         self.shutdown.store(true, Ordering::Relaxed);
-        self.inbox.post(Command::Shutdown(done));
+        self.inbox.post_urgent(Command::Shutdown(done));
     }
 }
 
@@ -466,9 +424,5 @@ impl Drop for Engine {
     }
 }
 
-#[cfg(test)]
-mod deadline_tests;
-#[cfg(test)]
-mod oom_tests;
 #[cfg(test)]
 mod tests;

@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolSpec};
 use crate::engine::{
-    Completion, Engine, EngineConfig, EngineError, LogEntry, RunAbort, RunReport, RunRequest,
-    RunStats, SourcePosition, TraceRecord,
+    Completion, Engine, EngineConfig, EngineError, LogEntry, RunReport, RunRequest, SourcePosition,
+    TraceRecord,
 };
 use crate::error::ExecutorError;
 use crate::options::rules::log_budget_too_small;
@@ -29,6 +29,10 @@ use crate::trace::{EventSink, RunEnd, RunOutcome, RunStream, TraceEvent, TraceKi
 use crate::value::Value;
 
 pub use state::ExecutorState;
+
+// What the napi layer needs of the engine beyond the host port: it reaches the engine only
+// through this module and `engine::host`.
+pub use crate::engine::{live_engines, memory_freed, RunAbort, RunStats};
 
 /// A successful run (§3.1 `CodeOutput`, with the optional extensions of §10.2).
 #[derive(Debug, Clone, PartialEq)]
@@ -48,7 +52,7 @@ pub struct RunOutput {
     pub trace: Option<Vec<TraceEvent>>,
 }
 
-/// What a run's trace should do (issue 17): keep the events for the result, stream them, both
+/// What a run's trace should do: keep the events for the result, stream them, both
 /// or neither.
 #[derive(Clone, Default)]
 pub struct Tracing {
@@ -111,7 +115,7 @@ pub struct Executor {
 const RESERVED_GLOBALS: [&str; 2] = [FINAL_ANSWER, "console"];
 
 /// How long past its deadline a run waits for the engine thread before it is answered without
-/// it (README "Limits"). The engine stops a run within milliseconds of its deadline; a thread
+/// it (docs/limits-and-errors.md "Limits and what they guarantee"). The engine stops a run within milliseconds of its deadline; a thread
 /// still busy after this grace is stuck in work that cannot be interrupted.
 pub const DEADLINE_GRACE: Duration = Duration::from_millis(500);
 
@@ -198,9 +202,9 @@ impl Executor {
         async move { endowed(sent?.await) }
     }
 
-    /// `sendTools` (§4.3.3): makes each tool callable from the sandbox under its name. `register` hands
-    /// the tools to the host, and runs only once the call is accepted, before any later run can
-    /// call them.
+    /// `sendTools` (§4.3.3): makes each tool callable from the sandbox under its name. `register`
+    /// hands the tools to the host, and runs only once the call is accepted, before any later run
+    /// can call them.
     pub fn send_tools(
         &self,
         tools: Vec<ToolSpec>,
@@ -272,12 +276,16 @@ impl Executor {
             let waiting = guard.in_flight.saturating_sub(1);
             match (guard.state, guard.engine.as_ref()) {
                 (ExecutorState::Ready, Some(engine)) => {
-                    Ok(engine.run(request(code, &self.options)))
+                    // No run of this executor ahead of it: its deadline counts from now.
+                    let request = request(code, &self.options);
+                    let called_at = request.called_at;
+                    Ok((engine.run(request), Some(called_at)))
                 }
                 (ExecutorState::Running, Some(engine))
                     if queue && waiting < self.options.max_queued_runs =>
                 {
-                    Ok(engine.run(request(code, &self.options)))
+                    // Its deadline starts when the runs ahead of it end: the engine says when.
+                    Ok((engine.run(request(code, &self.options)), None))
                 }
                 (ExecutorState::Running, Some(_)) if queue => Err(ExecutorError::queue_full(
                     waiting,
@@ -291,11 +299,12 @@ impl Executor {
             })
         };
         async move {
-            let reply = match submitted {
-                Ok(reply) => reply,
+            let (reply, started) = match submitted {
+                Ok(submitted) => submitted,
                 Err(error) => return Settled::now(Err(error)),
             };
-            let (report, overdue) = match answer_by_deadline(reply, &watched, timeout_ms).await {
+            let answer = answer_by_deadline(reply, &watched, started, timeout_ms).await;
+            let (report, overdue) = match answer {
                 Some(answer) => (
                     answer.unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true)),
                     false,
@@ -396,17 +405,20 @@ impl Executor {
 /// The engine thread's answer to a run, or `None` once [`DEADLINE_GRACE`] has passed since the
 /// run's deadline without one: the thread is then stuck in work that cannot be interrupted, and
 /// the run is answered without it (a timeout; the executor becomes `DIRTY`, and `cleanup()`
-/// waits for the thread). A run still queued has no deadline yet.
+/// waits for the thread). The deadline counts from `started` (the call), or, for a run queued
+/// behind others of the same executor, from when the engine says it began.
 async fn answer_by_deadline(
     mut reply: tokio::sync::oneshot::Receiver<RunReport>,
     watched: &RunAbort,
+    started: Option<Instant>,
     timeout_ms: u64,
 ) -> Option<Result<RunReport, tokio::sync::oneshot::error::RecvError>> {
     let late = Duration::from_millis(timeout_ms).saturating_add(DEADLINE_GRACE);
     let overdue = |started: Instant| started.checked_add(late);
+    let began = || watched.started_at().or(started);
     loop {
-        // Until the run starts, its deadline is at least `late` from now: look again then.
-        let Some(give_up) = overdue(watched.started_at().unwrap_or_else(Instant::now)) else {
+        // Until a queued run's deadline begins, it is at least `late` from now: look again then.
+        let Some(give_up) = overdue(began().unwrap_or_else(Instant::now)) else {
             return Some(reply.await);
         };
         let mut alarm = alarm::Alarm::at(give_up);
@@ -418,8 +430,7 @@ async fn answer_by_deadline(
         if answered.is_some() {
             return answered;
         }
-        let started = watched.started_at();
-        if started
+        if began()
             .and_then(overdue)
             .is_some_and(|at| at <= Instant::now())
         {
@@ -557,7 +568,7 @@ fn with_notes(error: ExecutorError, diagnostics: &[Diagnostic]) -> ExecutorError
     error.with_diagnostics(diagnostics)
 }
 
-/// Adds the user's line, column and source line to `details` (DESIGN.md "Errors").
+/// Adds the user's line, column and source line to `details` (docs/contract.md "Errors").
 fn at_position(error: ExecutorError, at: Option<SourcePosition>) -> ExecutorError {
     match at {
         Some(at) => error
@@ -588,7 +599,5 @@ fn code_refused(diagnostics: &[Diagnostic]) -> ExecutorError {
     }
 }
 
-#[cfg(test)]
-mod deadline_tests;
 #[cfg(test)]
 mod tests;

@@ -14,13 +14,14 @@ use crate::error::ExecutorError;
 /// The class: fields set as own properties, `name` on the prototype as for built-in errors.
 const CLASS_SOURCE: &str = r#"(() => {
   class ExecutorError extends Error {
-    constructor(message, fields) {
+    constructor(message, fields = {}) {
       super(message);
-      this.code = fields.code;
-      this.severity = fields.severity;
-      this.retryable = fields.retryable;
-      this.details = fields.details;
-      if (fields.logs !== undefined) this.logs = fields.logs;
+      const { code, severity, retryable, details, logs } = fields;
+      this.code = code;
+      this.severity = severity;
+      this.retryable = retryable;
+      this.details = details;
+      if (logs !== undefined) this.logs = logs;
     }
   }
   Object.defineProperty(ExecutorError.prototype, "name", {
@@ -68,7 +69,7 @@ fn build<'env>(env: &'env Env, error: &ExecutorError) -> Result<Unknown<'env>> {
     if let Some(trace) = &error.trace {
         // Defined, not assigned: a setter on the prototype chain cannot take it.
         let mut object = instance.coerce_to_object()?;
-        let trace = super::trace::trace_array(env, trace)?;
+        let trace = super::trace_events::trace_array(env, trace)?;
         object.define_properties(&[napi::Property::new()
             .with_utf8_name("trace")?
             .with_value(&trace)])?;

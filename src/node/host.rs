@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use napi::bindgen_prelude::{FunctionRef, ObjectRef, Unknown};
+use napi::bindgen_prelude::{FunctionRef, Unknown};
 use napi::{Env, JsValue};
 
 use super::env_data;
@@ -21,30 +21,65 @@ use super::log_stream::LogStream;
 use super::queue::NodeQueue;
 use super::value::{from_js, to_js};
 use super::watcher::{OnSettled, Watcher};
-use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult};
-use crate::engine::{Chain, Core, LogEntry, Spin};
+use crate::engine::host::{Host, LogEntry, ToolCall, ToolFailure, ToolReply, ToolResult};
+use crate::scheduler::pool::others_waiting_besides_one;
+use crate::scheduler::spin::{Chain, Core, Spin};
 
-/// A tool as the host sent it.
-pub enum NodeTool {
-    /// A plain function, called with the sandbox's arguments.
-    Function(ToolFunction),
-    /// A smolagents tool object: its `forward`, called on the object with one object of named
-    /// inputs, which the engine makes from the sandbox's arguments and `inputs`
-    /// (`crate::tool_args::named_inputs`).
-    Forward {
-        forward: ToolFunction,
-        this: ObjectRef,
-        inputs: Vec<String>,
-    },
+/// A tool as the host sent it: the function to call, and for a smolagents tool object
+/// (`{ inputs, forward(args) }`) the names of its inputs, from which the engine makes the one
+/// object of named inputs `forward` takes (`crate::tool_args::named_inputs`).
+pub struct NodeTool {
+    /// The tool's function; for a tool object, its `forward` bound to the object
+    /// (`env_data::bind_method`), so that one function reference holds both.
+    pub function: ToolFunction,
+    /// `Some` for a tool object.
+    pub inputs: Option<Vec<String>>,
 }
 
-/// A host function the addon calls (through `guarded::call`).
+/// A host function the addon calls (through `guarded::call`). Every reference the node layer
+/// keeps to a host value is a `FunctionRef` like this one: napi-rs releases it when it is
+/// dropped, on whichever thread, and forgets it when its environment is torn down (an
+/// `ObjectRef` needs an explicit `unref` on Node's thread, and leaked its object wherever that
+/// was missed).
 pub type ToolFunction = FunctionRef<(), Unknown<'static>>;
 
-/// The tools of one executor, by name.
-pub type ToolTable = Arc<Mutex<HashMap<String, NodeTool>>>;
+/// The tools of one executor: the functions of its object modules, for its whole life, and the
+/// tools sent to it, until `cleanup()` (a later `init()` builds a sandbox without them).
+#[derive(Default)]
+pub struct Tools {
+    modules: HashMap<String, NodeTool>,
+    sent: HashMap<String, NodeTool>,
+}
 
-fn lock(table: &ToolTable) -> MutexGuard<'_, HashMap<String, NodeTool>> {
+impl Tools {
+    /// Tools that start with the functions of the object modules.
+    pub fn with_modules(modules: Vec<(String, NodeTool)>) -> Self {
+        Self {
+            modules: modules.into_iter().collect(),
+            sent: HashMap::new(),
+        }
+    }
+
+    /// Adds sent tools (a name sent again is replaced).
+    pub fn send(&mut self, tools: Vec<(String, NodeTool)>) {
+        self.sent.extend(tools);
+    }
+
+    /// Drops the sent tools (the sandbox that could call them is gone); on Node's thread.
+    pub fn forget_sent(&mut self) -> HashMap<String, NodeTool> {
+        std::mem::take(&mut self.sent)
+    }
+
+    fn get(&self, name: &str) -> Option<&NodeTool> {
+        self.sent.get(name).or_else(|| self.modules.get(name))
+    }
+}
+
+/// The tools of one executor, shared by its `SESExecutor` and its dispatcher.
+pub type ToolTable = Arc<Mutex<Tools>>;
+
+/// Locks the table (poisoning cannot leave it inconsistent: every change is one call).
+pub fn lock(table: &ToolTable) -> MutexGuard<'_, Tools> {
     table.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -139,16 +174,14 @@ const CHAIN_LIMIT: Duration = Duration::from_millis(1);
 /// microseconds, without giving up its core (see [`Spin::keeping_core`]; no wait when the
 /// engine thread ran on Node's core). A chain of calls served so lasts at most [`CHAIN_LIMIT`];
 /// then Node's thread answers one call without waiting and goes back to its event loop, which
-/// runs its timers and I/O before it takes the next call (which starts a new chain). It used to
-/// stop waiting for as long as the chain had lasted: half of a tool loop's calls then each took
-/// a turn of the event loop, and which half a run fell into made W4 read 2.4 or 6.6 µs a call
-/// from run to run (now 1.3, and W3 2.1 where it was 4.4–8.2).
+/// runs its timers and I/O before it takes the next call (which starts a new chain). Stopping
+/// the waits for as long as the chain had lasted instead made half of a tool loop's calls each
+/// take a turn of the event loop (bench/README.md, "Tool-call chains on Node's thread").
 ///
 /// An asynchronous tool's answer goes back when its promise settles, in a microtask; a promise
 /// that settles at once (a tool answering from memory) runs it as the dispatch that called the
 /// tool closes, still inside the same dispatch loop. So the answer waits the same way (see
-/// [`watch`]), and an awaited tool called in a loop is served without a wake-up either
-/// (W3, callgrind and timing in the CHANGELOG).
+/// [`watch`]), and an awaited tool called in a loop is served without a wake-up either.
 struct Burst {
     chain: Chain,
     /// Tool calls queued for Node's thread so far (by the engine thread).
@@ -174,12 +207,11 @@ impl Burst {
         let (calls, taken) = (&*self.calls, self.dispatched);
         // With executors queued for engine threads every core is wanted: a waiting Node thread
         // that yields its core may not get it back for a whole time slice, and every engine
-        // thread waiting on one of its answers waits as long (measured: 1,000 executors running
-        // W9 ran no faster on 2 cores than one alone, Node's event loop turning every 15 ms with
-        // 13 % of a core). Nor would the wait save a wake-up: Node's thread has work queued.
+        // thread waiting on one of its answers waits as long (bench/README.md, "Tool-call chains
+        // on Node's thread"). Nor would the wait save a wake-up: Node's thread has work queued.
         // One queued job may be this executor's own, queued by the answer just given (an engine
         // that awaited the tool off its thread), so it takes two (see `NodeQueue::await_message`).
-        if crate::engine::executors_waiting_besides_one() {
+        if others_waiting_besides_one() {
             self.chain.end();
             return;
         }
@@ -191,7 +223,7 @@ impl Burst {
             return;
         };
         spin.until(until, || {
-            calls.load(Ordering::Acquire) > taken || crate::engine::executors_waiting_besides_one()
+            calls.load(Ordering::Acquire) > taken || others_waiting_besides_one()
         });
         if calls.load(Ordering::Acquire) <= taken {
             self.chain.end();
@@ -217,14 +249,9 @@ fn dispatch(
         match table.get(&tool) {
             None => Err(ToolFailure::new(format!("tool '{tool}' is not available"))),
             // The engine has named a tool object's arguments already (`ToolSpec`).
-            Some(NodeTool::Function(function)) => function
+            Some(NodeTool { function, .. }) => function
                 .borrow_back(env)
                 .map(|function| (function.to_unknown(), guarded::undefined(env), args))
-                .map_err(|error| ToolFailure::new(error.reason)),
-            Some(NodeTool::Forward { forward, this, .. }) => forward
-                .borrow_back(env)
-                .and_then(|forward| Ok((forward.to_unknown(), this.get_value(env)?.to_unknown())))
-                .map(|(forward, this)| (forward, this, args))
                 .map_err(|error| ToolFailure::new(error.reason)),
         }
     };

@@ -3,6 +3,7 @@
 //!
 //! Spec: §3.2 (API contract), §8.1 (errors as JS objects).
 
+mod arguments;
 mod dispose;
 mod env_data;
 mod error;
@@ -17,7 +18,7 @@ mod prompt;
 mod queue;
 mod settle;
 mod teardown;
-mod trace;
+mod trace_events;
 mod value;
 mod watcher;
 

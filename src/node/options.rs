@@ -4,106 +4,29 @@
 //! conversion error, and numbers reach the option rules exactly as given (`NaN`, `-1`, `1.5`).
 //! Every read goes through `guarded`: an options object that is a Proxy, or a getter that
 //! throws, is refused as `options_valid` naming the option, with nothing left pending on Node's
-//! thread. The rules and their messages are `crate::options::rules`'.
-
-use std::collections::HashMap;
+//! thread. The options are declared once, in `crate::options` (the value options' reads follow
+//! from that table through [`ReadOptions`]); the rules and their messages are
+//! `crate::options::rules`'.
 
 use napi::bindgen_prelude::{
-    FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ObjectRef,
-    Unknown, ValueType,
+    Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, Unknown, ValueType,
 };
 use napi::{Env, JsValue};
 
+use super::env_data;
 use super::guarded::{self, Thrown};
 use super::host::{NodeTool, ToolFunction};
 use super::log_stream::JsLogEntry;
-use super::trace::Listener;
+use super::trace_events::Listener;
 use super::value::from_js;
 use crate::diagnostic::Diagnostic;
-use crate::engine::RunAbort;
 use crate::error::ExecutorError;
+use crate::executor::RunAbort;
 use crate::modules::{bridged_name, ModuleExport, ModuleSpec};
+use crate::options::declare::ReadOptions;
 use crate::options::rules::{self, invalid};
 use crate::options::{Options, RawOptions};
 use crate::value::CloneError;
-
-/// Options of §3.1 plus the resource limits of DESIGN.md (all optional).
-#[napi(object, object_to_js = false)]
-#[allow(
-    dead_code,
-    reason = "declares the TypeScript interface; values are read property by property in `read`"
-)]
-pub struct ExecutorOptions {
-    /// Loop iterations a run may make before `ERR_MAX_OPS_EXCEEDED` (default 50000, min 1).
-    pub max_operations: Option<f64>,
-    /// Wall-clock budget of a run in milliseconds (default 10000, min 1).
-    pub timeout_ms: Option<f64>,
-    /// What a `run()` does while another runs (default `"reject"`).
-    #[napi(ts_type = "\"reject\" | \"queue\"")]
-    pub run_concurrency: Option<String>,
-    /// Queue capacity when `runConcurrency` is `"queue"` (default 0).
-    pub max_queued_runs: Option<f64>,
-    /// Module names `import()` may load (default none).
-    pub authorized_imports: Option<Vec<String>>,
-    /// Budget of a run's `logs` in bytes; later output is cut and marked `...[TRUNCATED]`
-    /// (default 262144, min 1024; below 16384 `validateCode` gives the INFO
-    /// `log_budget_too_small`).
-    pub max_log_bytes: Option<f64>,
-    /// Console levels collected into `logs` (default all four).
-    #[napi(ts_type = "Array<\"log\" | \"info\" | \"warn\" | \"error\">")]
-    pub collect_console_levels: Option<Vec<String>>,
-    /// Heap limit of the executor's QuickJS runtime in bytes (default 256 MiB).
-    pub memory_limit_bytes: Option<f64>,
-    /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB, at most 16 MiB:
-    /// the stack every engine thread has for QuickJS).
-    pub max_stack_bytes: Option<f64>,
-    /// The most bytes one value may take when it crosses between the host and the sandbox (an
-    /// output, a final answer, a tool's argument or result, a variable), counted as 8 bytes per
-    /// value plus its text and buffer bytes (default 64 MiB, min 1024). A larger one is never
-    /// cut: the copy fails with an error naming the limit and the size.
-    pub max_value_bytes: Option<f64>,
-    /// The largest width or height of a sandbox canvas in pixels (default 8192, at most 32768);
-    /// `getCanvas` and `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count
-    /// against `memoryLimitBytes`.
-    pub max_canvas_size: Option<f64>,
-    /// Gives the sandbox `setTimeout`, `clearTimeout`, `setInterval` and `clearInterval`
-    /// (default `false`: spec §5.2 injects no timers, and code using them gets a
-    /// `forbidden_global_access` warning and a `ReferenceError`). They run on the executor's own
-    /// clock, never past the run's deadline; a run waiting for a timer holds no engine thread;
-    /// the run waits for the Promise its code returns (not for timers), and timers still pending
-    /// when it ends are cancelled (`stats.timersCancelled`). A delay below 1 ms or above
-    /// 2147483647 ms is 1 ms (as in Node); at most 10000 timers are pending at once.
-    pub timers: Option<bool>,
-    /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
-    /// text (run inside the sandbox, under the same guards), or an object whose functions become
-    /// exports that call the host like tools and whose other values are copied.
-    #[napi(ts_type = "Record<string, string | Record<string, unknown>>")]
-    pub modules: Option<HashMap<String, String>>,
-    /// Called with each log entry while the run goes on (§10.2), in call order and before the
-    /// run's promise settles; what it throws is ignored.
-    #[napi(ts_type = "(entry: LogEntry) => void")]
-    pub on_log: Option<String>,
-    /// Record every run's events in `CodeOutput.trace` (and `ExecutorError.trace`): its start
-    /// and end, each tool call with its arguments and result, `final_answer`, console entries
-    /// (default `false`; `run(code, { trace })` decides per run).
-    pub trace: Option<bool>,
-    /// Budget of one run's trace in bytes (approximate, values included; default 1048576, min
-    /// 1024). A call or result whose values do not fit is kept without them (`truncated:
-    /// true`); an event that does not fit at all is dropped and counted in the run's
-    /// `run_end.droppedEvents`. `run_end` is always kept.
-    pub max_trace_bytes: Option<f64>,
-    /// Called with each trace event of every run as it happens, in order and before the run's
-    /// promise settles (the same events `trace` records, under the same budget); what it throws
-    /// is ignored. Does not by itself fill `CodeOutput.trace`.
-    #[napi(ts_type = "(event: TraceEvent) => void")]
-    pub on_event: Option<String>,
-    /// An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
-    /// a span, each tool call a child span (`execute_tool {name}`). Without it, the global
-    /// tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
-    /// package's JS entry (`lib/tracing.cjs`).
-    #[napi(ts_type = "SpanTracer")]
-    pub tracer: Option<String>,
-}
 
 /// Reads `options` (`undefined` or an object) into [`RawOptions`].
 pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnostic> {
@@ -115,22 +38,34 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
         ValueType::Object => {}
         _ => return Err(invalid("options", "an object")),
     }
-    Ok(RawOptions {
-        max_operations: number(env, &options, "maxOperations")?,
-        timeout_ms: number(env, &options, "timeoutMs")?,
-        run_concurrency: string(env, &options, "runConcurrency")?,
-        max_queued_runs: number(env, &options, "maxQueuedRuns")?,
-        authorized_imports: strings(env, &options, "authorizedImports")?,
-        max_log_bytes: number(env, &options, "maxLogBytes")?,
-        collect_console_levels: strings(env, &options, "collectConsoleLevels")?,
-        memory_limit_bytes: number(env, &options, "memoryLimitBytes")?,
-        max_stack_bytes: number(env, &options, "maxStackBytes")?,
-        max_value_bytes: number(env, &options, "maxValueBytes")?,
-        max_canvas_size: number(env, &options, "maxCanvasSize")?,
-        trace: boolean(env, &options, "trace")?,
-        max_trace_bytes: number(env, &options, "maxTraceBytes")?,
-        timers: boolean(env, &options, "timers")?,
+    RawOptions::read(&mut Reader {
+        env,
+        object: &options,
     })
+}
+
+/// Reads options from one object, each property through the guarded path.
+struct Reader<'a, 'env> {
+    env: &'env Env,
+    object: &'a Unknown<'env>,
+}
+
+impl ReadOptions for Reader<'_, '_> {
+    fn number(&mut self, name: &str) -> Result<Option<f64>, Diagnostic> {
+        number(self.env, self.object, name)
+    }
+
+    fn boolean(&mut self, name: &str) -> Result<Option<bool>, Diagnostic> {
+        boolean(self.env, self.object, name)
+    }
+
+    fn string(&mut self, name: &str) -> Result<Option<String>, Diagnostic> {
+        string(self.env, self.object, name)
+    }
+
+    fn strings(&mut self, name: &str) -> Result<Option<Vec<String>>, Diagnostic> {
+        strings(self.env, self.object, name)
+    }
 }
 
 /// `toolNames` of the options given to `validateCode` / `prepareProgram`: the tools the code
@@ -230,7 +165,7 @@ pub struct RunOptions {
     /// overrides the executor's `trace` option for this run.
     pub trace: Option<bool>,
     /// Called with each of this run's trace events as it happens (besides the executor's
-    /// `onEvent`); what it throws is ignored.
+    /// `onEvent`); what it throws, or a promise it returns rejects with, is ignored.
     #[napi(ts_type = "(event: TraceEvent) => void")]
     pub on_event: Option<String>,
     /// A value bound as the global `input` for this run only: a copy (structured-clone
@@ -298,7 +233,8 @@ pub fn entries<'env>(
         .collect()
 }
 
-/// A tool as sent: a function, or an object with a `forward` function (and `inputs`).
+/// A tool as sent: a function, or an object with a `forward` function (and `inputs`). Each of
+/// the object's properties is read once, here.
 pub fn node_tool(
     env: &Env,
     name: &str,
@@ -307,13 +243,15 @@ pub fn node_tool(
     let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
     let not_a_tool = || refused(rules::not_a_tool(name));
     let function_ref = |function: &Unknown| -> std::result::Result<ToolFunction, ExecutorError> {
-        // SAFETY: checked to be a function of this environment.
-        unsafe { Function::<(), Unknown<'static>>::from_napi_value(env.raw(), function.raw()) }
+        guarded::view::<Function<(), Unknown<'static>>>(function)
             .and_then(|function| function.create_ref())
             .map_err(|_| not_a_tool())
     };
     match guarded::type_of(&value) {
-        ValueType::Function => Ok(NodeTool::Function(function_ref(&value)?)),
+        ValueType::Function => Ok(NodeTool {
+            function: function_ref(&value)?,
+            inputs: None,
+        }),
         ValueType::Object => {
             let read = |key: &str| {
                 guarded::get(env, &value, key)
@@ -335,14 +273,10 @@ pub fn node_tool(
             } else {
                 Vec::new()
             };
-            // SAFETY: checked to be an object of this environment.
-            let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }
-                .and_then(|object| object.create_ref())
-                .map_err(|_| not_a_tool())?;
-            Ok(NodeTool::Forward {
-                forward: function_ref(&forward)?,
-                this: object,
-                inputs,
+            let bound = env_data::bind_method(env, &value, &forward).map_err(|_| not_a_tool())?;
+            Ok(NodeTool {
+                function: function_ref(&bound)?,
+                inputs: Some(inputs),
             })
         }
         _ => Err(not_a_tool()),
@@ -364,19 +298,27 @@ pub fn clone_refused(error: &CloneError) -> ExecutorError {
 }
 
 /// The constructor's options, checked: what the executor runs with, the host functions of
-/// object modules, and the `onLog` callback.
-pub struct Resolved {
+/// object modules, the `onLog` and `onEvent` callbacks, and the `tracer` with its `startSpan`
+/// (for the JS layer, `lib/tracing.cjs`).
+pub struct Resolved<'env> {
     pub options: Options,
     pub module_tools: Vec<(String, NodeTool)>,
     pub on_log: Option<FunctionRef<JsLogEntry, Unknown<'static>>>,
     pub on_event: Option<Listener>,
+    pub tracer: Option<Tracer<'env>>,
+}
+
+/// The `tracer` option and its `startSpan` function, each read once.
+pub struct Tracer<'env> {
+    pub tracer: Unknown<'env>,
+    pub start_span: Unknown<'env>,
 }
 
 /// Reads and checks the constructor's options.
-pub fn resolve(
-    env: &Env,
-    options: Option<Unknown>,
-) -> std::result::Result<Resolved, ExecutorError> {
+pub fn resolve<'env>(
+    env: &'env Env,
+    options: Option<Unknown<'env>>,
+) -> std::result::Result<Resolved<'env>, ExecutorError> {
     let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
     let raw = read(env, options).map_err(refused)?;
     let (mut resolved, _notices) =
@@ -386,11 +328,12 @@ pub fn resolve(
         Some(options) => property(env, &options, name).map_err(refused),
         None => Ok(None),
     };
-    let on_log = callback(env, named("onLog")?, rules::on_log_not_a_function)?;
-    let on_event = callback(env, named("onEvent")?, rules::on_event_not_a_function)?;
-    if let Some(tracer) = named("tracer")? {
-        check_tracer(env, &tracer)?;
-    }
+    let on_log = callback(named("onLog")?, rules::on_log_not_a_function)?;
+    let on_event = callback(named("onEvent")?, rules::on_event_not_a_function)?;
+    let tracer = match named("tracer")? {
+        Some(tracer) => check_tracer(env, tracer)?,
+        None => None,
+    };
     let mut module_tools = Vec::new();
     if let Some(modules) = named("modules")? {
         for (name, module) in entries(env, modules, "modules")? {
@@ -426,13 +369,13 @@ pub fn resolve(
         module_tools,
         on_log,
         on_event,
+        tracer,
     })
 }
 
 /// A callback option's value (`None` when unset) as a reference; anything but a function is
 /// refused with `refusal`.
 fn callback<Args: JsValuesTupleIntoVec>(
-    env: &Env,
     value: Option<Unknown>,
     refusal: fn() -> Diagnostic,
 ) -> std::result::Result<Option<FunctionRef<Args, Unknown<'static>>>, ExecutorError> {
@@ -440,10 +383,8 @@ fn callback<Args: JsValuesTupleIntoVec>(
     match value {
         None => Ok(None),
         Some(value) if guarded::type_of(&value) == ValueType::Function => {
-            // SAFETY: checked to be a function of this environment.
             let function: Function<Args, Unknown<'static>> =
-                unsafe { Function::from_napi_value(env.raw(), value.raw()) }
-                    .map_err(|_| refused())?;
+                guarded::view(&value).map_err(|_| refused())?;
             Ok(Some(function.create_ref().map_err(|_| refused())?))
         }
         Some(_) => Err(refused()),
@@ -451,16 +392,20 @@ fn callback<Args: JsValuesTupleIntoVec>(
 }
 
 /// `tracer`, which the JS entry uses (`lib/tracing.cjs`), checked here with every other option:
-/// `null` or an object with a `startSpan` function, read as other options are (`guarded`).
-fn check_tracer(env: &Env, tracer: &Unknown) -> std::result::Result<(), ExecutorError> {
+/// `null` (none) or an object with a `startSpan` function, read as other options are
+/// (`guarded`).
+fn check_tracer<'env>(
+    env: &'env Env,
+    tracer: Unknown<'env>,
+) -> std::result::Result<Option<Tracer<'env>>, ExecutorError> {
     let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
-    match guarded::type_of(tracer) {
-        ValueType::Null => Ok(()),
+    match guarded::type_of(&tracer) {
+        ValueType::Null => Ok(None),
         ValueType::Object => {
-            let start_span = guarded::get(env, tracer, "startSpan")
+            let start_span = guarded::get(env, &tracer, "startSpan")
                 .map_err(|thrown| refused(unreadable(env, "tracer.startSpan", &thrown)))?;
             if guarded::type_of(&start_span) == ValueType::Function {
-                Ok(())
+                Ok(Some(Tracer { tracer, start_span }))
             } else {
                 Err(refused(rules::not_a_tracer()))
             }
@@ -496,13 +441,15 @@ pub fn run_tracing(
             guarded::boolean_value(&value).ok_or_else(|| refused(invalid("trace", "a boolean")))?,
         ),
     };
-    let listener = callback(env, named("onEvent")?, rules::on_event_not_a_function)?;
+    let listener = callback(named("onEvent")?, rules::on_event_not_a_function)?;
     Ok((record, listener))
 }
 
-/// An `AbortSignal` listened to for the length of one run.
+/// An `AbortSignal` listened to for the length of one run: its `removeEventListener` bound to
+/// it (read once, as the run starts), and the listener to remove. Both are function references,
+/// which napi-rs releases wherever they are dropped.
 pub struct SignalWatch {
-    signal: ObjectRef<false>,
+    remove: Option<FunctionRef<(), Unknown<'static>>>,
     listener: FunctionRef<(), ()>,
 }
 
@@ -564,36 +511,39 @@ pub fn watch_signal(
             &thrown,
         ))
     })?;
-    let watch = (|| -> napi::Result<SignalWatch> {
-        // SAFETY: checked to be an object of this environment.
-        let object = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }?;
-        Ok(SignalWatch {
-            signal: object.create_ref()?,
-            listener: listener.create_ref()?,
-        })
-    })();
+    // A signal whose removeEventListener cannot be read or bound keeps a listener that only
+    // sets a flag of a finished run.
+    let remove = guarded::get(env, &signal, "removeEventListener")
+        .ok()
+        .filter(|remove| guarded::type_of(remove) == ValueType::Function)
+        .and_then(|remove| env_data::bind_method(env, &signal, &remove).ok())
+        .and_then(|bound| {
+            guarded::view::<Function<(), Unknown<'static>>>(&bound)
+                .and_then(|bound| bound.create_ref())
+                .ok()
+        });
+    let listener = listener.create_ref();
     guarded::clear(env);
-    watch
-        .map(Some)
+    listener
+        .map(|listener| Some(SignalWatch { remove, listener }))
         .map_err(|_| refused(rules::not_an_abort_signal()))
 }
 
 impl SignalWatch {
-    /// Stops listening: a signal may outlive many runs, and must not collect their listeners. A
-    /// signal whose `removeEventListener` throws keeps a listener that only sets a flag; what it
-    /// threw is dropped.
+    /// Stops listening: a signal may outlive many runs, and must not collect their listeners.
+    /// What `removeEventListener` throws is dropped.
     pub fn detach(self, env: &Env) {
-        if let (Ok(signal), Ok(listener)) =
-            (self.signal.get_value(env), self.listener.borrow_back(env))
-        {
-            let signal = signal.to_unknown();
-            if let Ok(remove) = guarded::get(env, &signal, "removeEventListener") {
-                if let Ok(event) = env.create_string("abort") {
-                    let _ = guarded::call(env, &remove, &signal, &[event.raw(), listener.raw()]);
-                }
+        let Self { remove, listener } = self;
+        if let (Some(remove), Ok(listener)) = (remove, listener.borrow_back(env)) {
+            if let (Ok(remove), Ok(event)) = (remove.borrow_back(env), env.create_string("abort")) {
+                let _ = guarded::call(
+                    env,
+                    &remove.to_unknown(),
+                    &guarded::undefined(env),
+                    &[event.raw(), listener.raw()],
+                );
             }
         }
-        let _ = self.signal.unref(env);
         guarded::clear(env);
     }
 }
