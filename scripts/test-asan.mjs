@@ -7,7 +7,7 @@
 // with the sanitizer's report instead of passing by luck. LeakSanitizer is on too.
 //
 // Only a stable toolchain is installed: `RUSTC_BOOTSTRAP=1` unlocks the unstable
-// `-Zsanitizer` flag on it, as for the fuzz targets (README "Sanitizers" says why that is
+// `-Zsanitizer` flag on it, as for the fuzz targets (docs/security.md "Sanitizers" says why that is
 // acceptable here). Linux x64 only (the sanitizer runtime rustc ships). The build goes to
 // target/asan, so it never disturbs the normal one; `--no-fuzz` skips the fuzz driver.
 import { spawnSync } from 'node:child_process'

@@ -1,5 +1,5 @@
 //! The first use of built-ins made on first use, and of the patched fast paths, in a realm sandbox
-//! code tampered with first: the re-entrancy fuzzer (README "Fuzzing").
+//! code tampered with first: the re-entrancy fuzzer (docs/security.md "Fuzzing").
 //!
 //! An input is a program: changes to the realm (accessors on `Array.prototype`,
 //! `Object.prototype`, `Function.prototype`, `Symbol.prototype`, `RegExp.prototype`, ...; Proxies
