@@ -7,8 +7,10 @@
 
 mod conformance;
 mod deadline;
+mod first_use;
 mod intrinsics;
 mod loop_guard;
+mod loop_inventory;
 mod oom;
 mod regexp;
 mod semantics;
