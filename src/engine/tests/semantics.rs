@@ -243,7 +243,7 @@ fn a_declaration_that_clashes_with_an_earlier_run_is_reported_at_its_line() {
         "console.log(1);\nconst a = 2;\n\nlet k = 3;",
         &options(),
     ));
-    let EngineError::Runtime { message, at } = &failure else {
+    let EngineError::Runtime { message, at, .. } = &failure else {
         panic!("{failure:?}");
     };
     assert!(
