@@ -8,6 +8,8 @@
 const { writeFile } = require('node:fs/promises')
 const path = require('node:path')
 
+const { contentFormat, imagesMessage } = require('./image-content.cjs')
+
 const DEFAULT_NAME = 'run_javascript'
 
 /** OpenAI's rule for function names. */
@@ -202,7 +204,43 @@ function createRunJavaScriptTool(executor, options = {}) {
     }
   }
 
-  return { definition, execute }
+  return { definition, execute, toMessages: (toolCallId, result, messageOptions) => toMessages(name, toolCallId, result, messageOptions) }
+}
+
+/**
+ * The messages that answer one call with `result` (what `execute` resolved with): the tool
+ * message, whose text is the result as JSON with each image's bytes left out (`{ mimeType,
+ * width, height, image: n }`: the n-th image below), then, when the code drew, a user message
+ * that shows the images as image content parts (chat APIs take images only there). Images
+ * written to `imageDir` stay files, named in the text.
+ */
+function toMessages(name, toolCallId, result, options = {}) {
+  if (typeof toolCallId !== 'string') throw new TypeError(`${name}.toMessages: toolCallId must be the call's id, a string`)
+  if (result === null || typeof result !== 'object') throw new TypeError(`${name}.toMessages: result must be what execute resolved with`)
+  if (options === null || typeof options !== 'object') throw new TypeError(`${name}.toMessages: options must be an object`)
+  const format = contentFormat(options.format, `${name}.toMessages`)
+  const urls = []
+  const text = Array.isArray(result.images)
+    ? {
+        ...result,
+        images: result.images.map((image) => {
+          if (typeof image?.dataUrl !== 'string') return image
+          urls.push(image.dataUrl)
+          const { dataUrl: _bytes, ...described } = image
+          return { ...described, image: urls.length }
+        }),
+      }
+    : result
+  const reply =
+    format === 'smolagents'
+      ? { role: 'tool', content: JSON.stringify(text), tool_call_id: toolCallId, name }
+      : { role: 'tool', tool_call_id: toolCallId, content: JSON.stringify(text) }
+  if (urls.length === 0) return [reply]
+  const shown =
+    urls.length === 1
+      ? `The image drawn by the ${name} call ${toolCallId}:`
+      : `The ${urls.length} images drawn by the ${name} call ${toolCallId}, in order:`
+  return [reply, imagesMessage(shown, urls, format)]
 }
 
 module.exports = { createRunJavaScriptTool }
