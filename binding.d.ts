@@ -34,9 +34,10 @@ export declare class ExecutorError extends Error {
   /**
    * Structured context: `diagnostics` for validation failures (and the `WARNING`s and `INFO`s
    * of a run that failed at run time); `line`, `column` and `sourceLine` (in the caller's code)
-   * for runtime exceptions; `state` for invalid states; `maxOperations`, `timeoutMs` for limits.
+   * and `errorName` for runtime exceptions; `state` for invalid states; `maxOperations`,
+   * `timeoutMs` for limits.
    */
-  readonly details: Record<string, unknown>
+  readonly details: ExecutorErrorDetails
   /** The run's logs up to the failure, for errors raised while code ran. */
   readonly logs?: string
   /**
@@ -45,6 +46,23 @@ export declare class ExecutorError extends Error {
    * raised before the executor took the run up (`ERR_INVALID_STATE`, a full queue).
    */
   readonly trace?: Array<TraceEvent>
+}
+
+/** `ExecutorError.details`: each field where it applies, and others a code documents. */
+export interface ExecutorErrorDetails {
+  /** Where in the caller's code the failure happened: 1-based line and column, and the line. */
+  line?: number
+  column?: number
+  sourceLine?: string
+  /**
+   * `ERR_RUNTIME_EXCEPTION` from a thrown error: the error's `name` (`TypeError`,
+   * `ReferenceError`, `SyntaxError`, `RangeError`, `EvalError`, a subclass's own name…), what
+   * the message starts with. Absent when the thrown value is no error (`throw "text"`).
+   */
+  errorName?: string
+  /** Every finding of validation (and the warnings of a run that failed at run time). */
+  diagnostics?: Diagnostic[]
+  [key: string]: unknown
 }
 
 /**
@@ -409,6 +427,14 @@ export interface ExecutorOptions {
    * package's JS entry (`lib/tracing.cjs`).
    */
   tracer?: SpanTracer
+  /**
+   * Record each tool call's arguments and result on its OpenTelemetry span
+   * (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, as JSON text): opt-in, as the
+   * GenAI conventions ask, since they may hold user data (default `false`, or `true` when
+   * `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is `true`). Read by the package's JS
+   * entry (`lib/tracing.cjs`).
+   */
+  captureToolContent?: boolean
 }
 
 /** One console call of a run (§3.1 `LogEntry`). */

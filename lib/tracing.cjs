@@ -5,11 +5,16 @@
 // (`execute_tool {gen_ai.tool.name}`). The spans are built from the run's own trace events,
 // streamed to a per-run `onEvent` (index.d.ts `TraceEvent`): they carry the engine's times
 // (when the sandbox called, when the answer reached it) and the run's figures
-// (`ses.operations`, `ses.peak_heap_bytes`), whatever the outcome.
+// (`ses.operations`, `ses.peak_heap_bytes`), whatever the outcome. A tool span's call id is the
+// run span's id and the call's number, unique in the trace; its description is the tool
+// object's; its arguments and result are recorded only on request (`captureToolContent`), as
+// the conventions ask of what may hold user data.
 //
 // `@opentelemetry/api` is an optional peer dependency: without it, and without a `tracer`
 // option, nothing here runs. With it and no SDK registered, a run checks that and goes on
 // untraced; a tracer whose spans do not record (sampled out) costs one span per run.
+
+const { randomUUID } = require('node:crypto')
 
 /** The instrumentation scope of the spans. */
 const SCOPE = '@smolagents-ts/ses-executor'
@@ -58,11 +63,47 @@ function tracerOf(own) {
   return provider.getTracer(SCOPE, version)
 }
 
+/** The environment variable OpenTelemetry's GenAI instrumentations read for content capture. */
+const CAPTURE_ENV = 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT'
+
+/**
+ * Whether tool spans record arguments and results: the executor's `captureToolContent` option
+ * (which the native constructor has checked to be a boolean or absent), else the environment
+ * variable's `true` (or `span_only`, `span_and_event`, its values where the conventions' newer
+ * modes apply).
+ */
+function capturesToolContent(options) {
+  const own = options?.captureToolContent
+  if (own !== undefined) return own
+  const fromEnvironment = String(process.env[CAPTURE_ENV] ?? '').toLowerCase()
+  return ['true', 'span_only', 'span_and_event'].includes(fromEnvironment)
+}
+
+/**
+ * A value of the trace (a copy of what crossed) as the JSON text a span attribute holds: what
+ * JSON has no form for becomes a string (`12n`) or a plain structure (Map → `[key, value]`
+ * pairs, Set → array); a value JSON cannot write at all is left out.
+ */
+function contentJson(value) {
+  try {
+    return JSON.stringify(value, (_key, item) => {
+      if (typeof item === 'bigint') return `${item}n`
+      if (item instanceof Map) return [...item]
+      if (item instanceof Set) return [...item]
+      return item
+    })
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Runs `run.call(executor, code, options)` inside a span of `tracer`, with a child span per tool
  * call. Falls through to the plain run when the span does not record (no SDK registered).
+ * `tools.description(name)` is a tool's description, if it has one; `tools.captureContent`
+ * says whether tool spans record arguments and results.
  */
-function tracedRun(executor, run, tracer, code, options) {
+function tracedRun(executor, run, tracer, code, options, tools = { description: () => undefined, captureContent: false }) {
   // Options the native run() refuses (not an object, an onEvent that is no function) go to it
   // as they are, so that the refusal is the same with and without a tracer.
   const refused =
@@ -77,19 +118,20 @@ function tracedRun(executor, run, tracer, code, options) {
     return run.call(executor, code, options)
   }
   const runContext = otel && parent ? otel.trace.setSpan(parent, span) : undefined
+  const runSpanId = spanIdOf(span)
   const userOnEvent = options?.onEvent
-  const tools = new Map()
+  const toolSpans = new Map()
   let startTime = Date.now()
   let ended = false
 
   const end = (endTime) => {
     if (ended) return
     ended = true
-    for (const toolSpan of tools.values()) {
+    for (const toolSpan of toolSpans.values()) {
       toolSpan.setStatus({ code: STATUS_ERROR, message: 'the run ended before the tool answered' })
       toolSpan.end(endTime)
     }
-    tools.clear()
+    toolSpans.clear()
     span.end(endTime)
   }
 
@@ -113,8 +155,14 @@ function tracedRun(executor, run, tracer, code, options) {
         const attributes = {
           'gen_ai.operation.name': 'execute_tool',
           'gen_ai.tool.name': event.tool,
-          'gen_ai.tool.call.id': String(event.call),
+          'gen_ai.tool.call.id': `${runSpanId}-${event.call}`,
           'gen_ai.tool.type': 'function',
+        }
+        const description = tools.description(event.tool)
+        if (description !== undefined) attributes['gen_ai.tool.description'] = description
+        if (tools.captureContent && event.args !== undefined) {
+          const args = contentJson(event.args)
+          if (args !== undefined) attributes['gen_ai.tool.call.arguments'] = args
         }
         if (event.line !== undefined) attributes['code.line.number'] = event.line
         const toolSpan = tracer.startSpan(
@@ -122,13 +170,17 @@ function tracedRun(executor, run, tracer, code, options) {
           { kind: SPAN_KIND_INTERNAL, startTime: time, attributes },
           runContext,
         )
-        tools.set(event.call, toolSpan)
+        toolSpans.set(event.call, toolSpan)
         break
       }
       case 'tool_result': {
-        const toolSpan = tools.get(event.call)
+        const toolSpan = toolSpans.get(event.call)
         if (!toolSpan) break
-        tools.delete(event.call)
+        toolSpans.delete(event.call)
+        if (event.ok && tools.captureContent && Object.hasOwn(event, 'result')) {
+          const result = contentJson(event.result)
+          if (result !== undefined) toolSpan.setAttribute('gen_ai.tool.call.result', result)
+        }
         if (!event.ok) {
           toolSpan.setAttribute('error.type', event.error.name)
           toolSpan.setStatus({ code: STATUS_ERROR, message: `${event.error.name}: ${event.error.message}` })
@@ -179,10 +231,19 @@ function tracedRun(executor, run, tracer, code, options) {
   )
 }
 
+/**
+ * The span's id, which makes its tool calls' ids unique in the trace; a random one for a span of
+ * a tracer of one's own that has no `spanContext()`.
+ */
+function spanIdOf(span) {
+  const id = typeof span.spanContext === 'function' ? span.spanContext()?.spanId : undefined
+  return typeof id === 'string' && id !== '' ? id : randomUUID()
+}
+
 function fail(span, error) {
   const code = error?.code
   if (typeof code === 'string') span.setAttribute('error.type', code)
   span.setStatus({ code: STATUS_ERROR, message: error?.message === undefined ? String(error) : String(error.message) })
 }
 
-module.exports = { ownTracer, tracerOf, tracedRun }
+module.exports = { capturesToolContent, ownTracer, tracerOf, tracedRun }

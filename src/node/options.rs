@@ -103,6 +103,12 @@ pub struct ExecutorOptions {
     /// package's JS entry (`lib/tracing.cjs`).
     #[napi(ts_type = "SpanTracer")]
     pub tracer: Option<String>,
+    /// Record each tool call's arguments and result on its OpenTelemetry span
+    /// (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, as JSON text): opt-in, as the
+    /// GenAI conventions ask, since they may hold user data (default `false`, or `true` when
+    /// `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is `true`). Read by the package's JS
+    /// entry (`lib/tracing.cjs`).
+    pub capture_tool_content: Option<bool>,
 }
 
 /// Reads `options` (`undefined` or an object) into [`RawOptions`].
@@ -390,6 +396,9 @@ pub fn resolve(
     let on_event = callback(env, named("onEvent")?, rules::on_event_not_a_function)?;
     if let Some(tracer) = named("tracer")? {
         check_tracer(env, &tracer)?;
+    }
+    if let Some(options) = options {
+        boolean(env, &options, "captureToolContent").map_err(refused)?;
     }
     let mut module_tools = Vec::new();
     if let Some(modules) = named("modules")? {
