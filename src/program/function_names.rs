@@ -33,7 +33,8 @@ impl<'a> KeepAnonymous<'a> {
     fn unnamed(&self, value: &mut Expression<'a>) {
         let span = value.span();
         let function = value.take_in(&self.builder);
-        let zero = Expression::new_numeric_literal(SPAN, 0.0, None, NumberBase::Decimal, &self.builder);
+        let zero =
+            Expression::new_numeric_literal(SPAN, 0.0, None, NumberBase::Decimal, &self.builder);
         let expressions = ArenaVec::from_iter_in([zero, function], &self.builder);
         *value = Expression::new_sequence_expression(span, expressions, &self.builder);
     }

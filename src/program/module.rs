@@ -21,14 +21,8 @@ use crate::diagnostic::Diagnostic;
 pub fn prepare_module(source: &str) -> Result<String, Vec<Diagnostic>> {
     let text = SourceText::new(source);
     let allocator = Allocator::default();
-    let (mut program, typescript) = parse_source(
-        &allocator,
-        source,
-        Goal::Module,
-        parse_options(),
-        &text,
-        0,
-    )?;
+    let (mut program, typescript) =
+        parse_source(&allocator, source, Goal::Module, parse_options(), &text, 0)?;
     super::regexp::check(&program, source, &text, 0)?;
     analyse(&allocator, &mut program, typescript, &text, 0)?;
     let reserved = reserved_identifier::check(&program.body, &text, 0);

@@ -79,16 +79,28 @@ impl<'a> Visit<'a> for EarlyErrors<'_> {
         let mut parts = Parts::default();
         parts.visit_pattern(pattern);
         for at in parts.class_control_escapes {
-            self.refuse(at, "`\\c` in a character class needs a control letter (`\\cA`) with the u or v flag");
+            self.refuse(
+                at,
+                "`\\c` in a character class needs a control letter (`\\cA`) with the u or v flag",
+            );
         }
         for (index, start, end) in parts.references {
-            let written = self.text.get(start as usize..end as usize).unwrap_or_default();
+            let written = self
+                .text
+                .get(start as usize..end as usize)
+                .unwrap_or_default();
             if written.starts_with("\\0") {
-                self.refuse(start, "a back reference cannot start with 0 with the u or v flag");
+                self.refuse(
+                    start,
+                    "a back reference cannot start with 0 with the u or v flag",
+                );
             } else if index > parts.groups {
                 self.refuse(
                     start,
-                    &format!("back reference \\{index} names no capturing group (the pattern has {})", parts.groups),
+                    &format!(
+                        "back reference \\{index} names no capturing group (the pattern has {})",
+                        parts.groups
+                    ),
                 );
             }
         }

@@ -490,7 +490,10 @@ fn a_function_assigned_to_a_parenthesized_name_stays_anonymous() {
         ("(f) ||= async () => {}; 0", "f ||= (0, async () => {});"),
     ] {
         let transformed = transformed(code);
-        assert!(transformed.contains(rewritten), "{code:?} became {transformed:?}");
+        assert!(
+            transformed.contains(rewritten),
+            "{code:?} became {transformed:?}"
+        );
     }
     // Where a name is given, the value is no anonymous function, or QuickJS names it anyway
     // (a destructuring default), nothing changes.
@@ -506,7 +509,10 @@ fn a_function_assigned_to_a_parenthesized_name_stays_anonymous() {
         "({ x: (f) = () => {} } = {}); 0",
     ] {
         let transformed = transformed(code);
-        assert!(!transformed.contains("(0, "), "{code:?} became {transformed:?}");
+        assert!(
+            !transformed.contains("(0, "),
+            "{code:?} became {transformed:?}"
+        );
     }
 }
 
