@@ -39,13 +39,14 @@ export type CodeAgentStepCallback = (step: { to_messages(summary_mode?: boolean)
  * `new CodeAgent({ model, tools, ...setup })`.
  *
  * `Executor` is the type `executor` is declared as: `SESExecutor` unless you name another.
- * smolagents-ts declares its `executor` option as the `PyodideExecutor` class, whose private
- * members make it nominal (no other class matches it): write `codeAgentSetup<PyodideExecutor>(…)`
- * and `executor` is typed as that. (An intersection with `SESExecutor` cannot be written: both
- * classes have a `state`, private in one, so TypeScript reduces it to `never`.) At run time it is
- * the `SESExecutor`, and CodeAgent calls only the methods both share (`sendVariables`,
- * `sendTools`, `run`, `cleanup`). README "From TypeScript" has the upstream fix (an
- * `ICodeExecutor` option type) that makes the type argument unnecessary.
+ * smolagents-ts declares its `executor` option as its `PyodideExecutor` class, which it does not
+ * export and whose private members make it nominal (no other class matches it): write
+ * `codeAgentSetup<NonNullable<CodeAgentConfig['executor']>>(…)` and `executor` is typed as that.
+ * (An intersection with `SESExecutor` cannot be written: both classes have a `state`, private
+ * in one, so TypeScript reduces it to `never`.) At run time it is the `SESExecutor`, and
+ * CodeAgent calls only the methods both share (`sendVariables`, `sendTools`, `run`, `cleanup`).
+ * docs/codeagent.md "From TypeScript" has the upstream fix (an `ICodeExecutor` option type)
+ * that makes the type argument unnecessary.
  */
 export interface CodeAgentSetup<Executor = SESExecutor> {
   /**

@@ -182,6 +182,24 @@ describe('spans of a run and its tool calls', () => {
       delete process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
     }
     expect(() => new SESExecutor({ captureToolContent: 'yes' as unknown as boolean })).toThrow(/captureToolContent/)
+    // A getter that answers the constructor's check and throws afterwards records nothing, and
+    // throws nowhere.
+    let reads = 0
+    const flaky = {
+      tracer,
+      get captureToolContent() {
+        reads += 1
+        if (reads > 1) throw new Error('read again')
+        return true
+      },
+    }
+    const ex = new SESExecutor(flaky)
+    live.push(ex)
+    await ex.init()
+    await ex.sendTools({ add: (a: number, b: number) => a + b })
+    exporter.reset()
+    await ex.run('add(1, 2)')
+    expect(contentOf()).toEqual([[undefined, undefined]])
   })
 
   it('marks a failed tool call and a failed run with ERROR status and error.type', async () => {

@@ -30,7 +30,9 @@ const FINAL_ANSWER = {
 /** The prompt's import rule, which `importsRule` rewrites as a whole. */
 const IMPORT_RULE = 'You may import only from: {{authorized_imports}}.'
 
-/** The images of each executor's last run, until the step callback takes them. */
+/** The executors whose runs keep their images for the step callback (`stepImages`). */
+const keepsImages = new WeakSet()
+/** The images of each such executor's last run, until the step callback takes them. */
 const lastImages = new WeakMap()
 
 let CodeAgentExecutor
@@ -47,7 +49,8 @@ function codeAgentExecutorClass() {
         lastImages.delete(this)
         const running = super.run(withoutFenceLineBreak(code), options)
         return running.then((output) => {
-          if (Array.isArray(output?.images) && output.images.length > 0) lastImages.set(this, output.images)
+          const images = output?.images
+          if (keepsImages.has(this) && Array.isArray(images) && images.length > 0) lastImages.set(this, images)
           return output
         })
       }
@@ -92,7 +95,10 @@ async function codeAgentSetup(options = {}) {
     throw error
   }
   const setup = { executor, prompt_templates: { system_prompt: systemPrompt }, code_block_tags: [...codeBlockTags] }
-  if (stepImages) setup.step_callbacks = [imagesOfTheStep(executor)]
+  if (stepImages) {
+    keepsImages.add(executor)
+    setup.step_callbacks = [imagesOfTheStep(executor)]
+  }
   return setup
 }
 

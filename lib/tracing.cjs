@@ -73,8 +73,15 @@ const CAPTURE_ENV = 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT'
  * modes apply).
  */
 function capturesToolContent(options) {
-  const own = options?.captureToolContent
-  if (own !== undefined) return own
+  let own
+  try {
+    own = options?.captureToolContent
+  } catch {
+    // Read after the native constructor accepted it: a getter that throws now records nothing.
+    return false
+  }
+  if (typeof own === 'boolean') return own
+  if (own !== undefined) return false
   const fromEnvironment = String(process.env[CAPTURE_ENV] ?? '').toLowerCase()
   return ['true', 'span_only', 'span_and_event'].includes(fromEnvironment)
 }
