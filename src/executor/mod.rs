@@ -52,7 +52,7 @@ pub struct RunOutput {
     pub trace: Option<Vec<TraceEvent>>,
 }
 
-/// What a run's trace should do (issue 17): keep the events for the result, stream them, both
+/// What a run's trace should do: keep the events for the result, stream them, both
 /// or neither.
 #[derive(Clone, Default)]
 pub struct Tracing {
@@ -115,7 +115,7 @@ pub struct Executor {
 const RESERVED_GLOBALS: [&str; 2] = [FINAL_ANSWER, "console"];
 
 /// How long past its deadline a run waits for the engine thread before it is answered without
-/// it (README "Limits"). The engine stops a run within milliseconds of its deadline; a thread
+/// it (docs/limits-and-errors.md "Limits and what they guarantee"). The engine stops a run within milliseconds of its deadline; a thread
 /// still busy after this grace is stuck in work that cannot be interrupted.
 pub const DEADLINE_GRACE: Duration = Duration::from_millis(500);
 
@@ -202,9 +202,9 @@ impl Executor {
         async move { endowed(sent?.await) }
     }
 
-    /// `sendTools` (§4.3.3): makes each tool callable from the sandbox under its name. `register` hands
-    /// the tools to the host, and runs only once the call is accepted, before any later run can
-    /// call them.
+    /// `sendTools` (§4.3.3): makes each tool callable from the sandbox under its name. `register`
+    /// hands the tools to the host, and runs only once the call is accepted, before any later run
+    /// can call them.
     pub fn send_tools(
         &self,
         tools: Vec<ToolSpec>,
@@ -571,7 +571,7 @@ fn with_notes(error: ExecutorError, diagnostics: &[Diagnostic]) -> ExecutorError
     error.with_diagnostics(diagnostics)
 }
 
-/// Adds the user's line, column and source line to `details` (DESIGN.md "Errors").
+/// Adds the user's line, column and source line to `details` (docs/contract.md "Errors").
 fn at_position(error: ExecutorError, at: Option<SourcePosition>) -> ExecutorError {
     match at {
         Some(at) => error

@@ -141,7 +141,7 @@ impl ToNapiValue for CodeOutput {
         let env = Env::from_raw(raw_env);
         let undefined = guarded::undefined(&env).raw();
         let stats = val.stats;
-        // SAFETY (every conversion): on Node's thread, making values for this environment.
+        // SAFETY: each conversion runs on Node's thread, making values for this environment.
         let args = unsafe {
             [
                 Copied::to_napi_value(raw_env, val.output)?,

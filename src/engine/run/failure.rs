@@ -1,6 +1,6 @@
 //! Turns a value thrown by user code into a runtime error that names the user's own line
-//! (DESIGN.md "Errors"): the first stack frame in the transformed script is mapped back through
-//! the program's position map.
+//! (docs/contract.md "Errors"): the first stack frame in the transformed script is mapped back
+//! through the program's position map.
 
 use rquickjs::{Ctx, Value as JsValue};
 
@@ -143,7 +143,7 @@ pub fn never_settles(program: &PreparedProgram, site: Option<&str>) -> EngineErr
 /// What QuickJS says when a declaration clashes with a binding of an earlier run.
 const REDECLARATION: &str = "SyntaxError: redeclaration of '";
 
-/// What the REPL rules allow instead (README "Semantics").
+/// What the REPL rules allow instead (docs/semantics.md "Semantics").
 const REDECLARATION_HINT: &str = ": an earlier run declared it, and a later run may declare again only a let or class as let or class, or a const as const";
 
 /// The name of a [`REDECLARATION`] error.
