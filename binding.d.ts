@@ -259,6 +259,16 @@ export interface ExecutorOptions {
    */
   maxTraceBytes?: number
   /**
+   * Record each tool call's arguments and result on its OpenTelemetry span
+   * (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, as JSON text): opt-in, as
+   * the GenAI conventions ask, since they may hold user data. Left out, it is `true` when
+   * the environment variable `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is
+   * `true`. Read by the package's JS entry (`lib/tracing.cjs`), with `tracer`.
+   *
+   * Default: `false`.
+   */
+  captureToolContent?: boolean
+  /**
    * Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
    * text (run inside the sandbox, under the same guards), or an object whose functions become
    * exports that call the host like tools and whose other values are copied.
