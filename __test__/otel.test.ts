@@ -156,6 +156,22 @@ describe('spans of a run and its tool calls', () => {
     await expect(ex.sendTools([() => 1] as never)).rejects.toMatchObject({ code: 'ERR_VALIDATION_FAILED' })
     await expect(ex.sendTools({ bad: 42 } as never)).rejects.toMatchObject({ code: 'ERR_VALIDATION_FAILED' })
     expect(named('execute_tool seven')).toHaveLength(1)
+    // What throws as it is read is refused as the native method refuses it, read once.
+    const boom = new Error('no')
+    let gets = 0
+    const unreadableEntry = new Proxy({ a: () => 1 }, { get: () => { gets += 1; throw boom } })
+    await expect(ex.sendTools(unreadableEntry)).rejects.toMatchObject({
+      code: 'ERR_VALIDATION_FAILED',
+      message: expect.stringContaining('tools.a cannot be read (reading it threw Error: no)'),
+    })
+    expect(gets).toBe(1)
+    let keys = 0
+    const unreadableKeys = new Proxy({}, { ownKeys: () => { keys += 1; throw boom } })
+    await expect(ex.sendTools(unreadableKeys)).rejects.toMatchObject({
+      code: 'ERR_VALIDATION_FAILED',
+      message: expect.stringContaining('tools cannot be read (reading it threw Error: no)'),
+    })
+    expect(keys).toBe(1)
   })
 
   it('records tool arguments and results only when asked (captureToolContent, or the GenAI environment variable)', async () => {
@@ -182,8 +198,8 @@ describe('spans of a run and its tool calls', () => {
       delete process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
     }
     expect(() => new SESExecutor({ captureToolContent: 'yes' as unknown as boolean })).toThrow(/captureToolContent/)
-    // A getter that answers the constructor's check and throws afterwards records nothing, and
-    // throws nowhere.
+    // The option is read once, by the addon, with the others: a getter that would throw on a
+    // second read is never read again.
     let reads = 0
     const flaky = {
       tracer,
@@ -199,7 +215,8 @@ describe('spans of a run and its tool calls', () => {
     await ex.sendTools({ add: (a: number, b: number) => a + b })
     exporter.reset()
     await ex.run('add(1, 2)')
-    expect(contentOf()).toEqual([[undefined, undefined]])
+    expect(contentOf()).toEqual([['[1,2]', '3']])
+    expect(reads).toBe(1)
   })
 
   it('marks a failed tool call and a failed run with ERROR status and error.type', async () => {
@@ -274,13 +291,32 @@ describe('spans of a run and its tool calls', () => {
     expect(named('execute_tool twice')).toHaveLength(1)
   })
 
-  it('refuses run options the way it does without a tracer', async () => {
+  it('refuses run options the way it does without a tracer (the addon reads them, once), and records the refusal as a failed span', async () => {
     const ex = await executor()
-    for (const options of ['fast', { onEvent: 42 }]) {
+    const untraced = await SESExecutor.create()
+    live.push(untraced)
+    for (const options of ['fast', { onEvent: 42 }, Object.create({ signal: 7 })]) {
       const error = await rejectionOf(ex.run('1', options as never))
       expect(error.code).toBe('ERR_VALIDATION_FAILED')
+      expect(error.message).toBe((await rejectionOf(untraced.run('1', options as never))).message)
     }
-    expect(exporter.getFinishedSpans()).toEqual([])
+    const runs = named('ses_executor.run')
+    expect(runs).toHaveLength(3)
+    for (const run of runs) {
+      expect(run.status.code).toBe(SpanStatusCode.ERROR)
+      expect(run.attributes['error.type']).toBe('ERR_VALIDATION_FAILED')
+    }
+  })
+
+  it('passes inherited and non-enumerable run options through as they are', async () => {
+    const ex = await executor()
+    const controller = new AbortController()
+    controller.abort()
+    const inherited = Object.create({ input: 20 })
+    expect((await ex.run('input + 1', inherited)).output).toBe(21)
+    expect((await ex.run('input', Object.defineProperty({}, 'input', { value: 'hidden' }))).output).toBe('hidden')
+    const aborted = await rejectionOf(ex.run('1', Object.create({ signal: controller.signal })))
+    expect(aborted.details).toMatchObject({ reason: 'aborted', started: false })
   })
 
   it('refuses a tracer that is not one, as it refuses any other option', () => {

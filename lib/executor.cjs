@@ -4,26 +4,38 @@
 // that `instanceof`, the prototype's methods and `Symbol.asyncDispose` stay the native ones;
 // an executor without a tracer, where `@opentelemetry/api` is not installed, runs exactly the
 // native `run()`.
+//
+// The options are read once, by the addon, which hands back what this layer needs of them (the
+// native constructor's second argument): the tracer with its `startSpan`, the authorized
+// imports (for codeAgentSetup's prompt) and `captureToolContent` (for the tool spans).
 const { loadBinding } = require('./load-binding.cjs')
-const { capturesToolContent, ownTracer, tracerOf, tracedRun } = require('./tracing.cjs')
+const guarded = require('./guarded.cjs')
+const { capturesToolContent, tracerOf, tracedRun } = require('./tracing.cjs')
 
 const binding = loadBinding()
 const Native = binding.SESExecutor
 
+/** Each executor's `authorizedImports`, as its options were read. */
+const imports = new WeakMap()
+
 class SESExecutor extends Native {
-  /** The executor's own tracer (`options.tracer`), or `undefined` for the global one. */
+  /** The executor's own tracer (`options.tracer`, with its `startSpan`), or `undefined` for the global one. */
   #tracer
   /** What tool spans say of the tools: their descriptions, and whether to record content. */
   #tools
 
   constructor(options) {
-    super(options)
-    this.#tracer = ownTracer(options)
+    let read
+    super(options, (tracer, startSpan, authorizedImports, captureToolContent) => {
+      read = { tracer: tracer === undefined ? undefined : { tracer, startSpan }, authorizedImports, captureToolContent }
+    })
+    this.#tracer = read?.tracer
+    imports.set(this, read?.authorizedImports ?? [])
     const descriptions = new Map()
     this.#tools = {
-      descriptions,
       description: (name) => descriptions.get(name),
-      captureContent: capturesToolContent(options),
+      descriptions,
+      captureContent: capturesToolContent(read?.captureToolContent),
     }
   }
 
@@ -53,28 +65,55 @@ class SESExecutor extends Native {
     return executor
   }
 
+  // Resolves with a CodeOutput or rejects with an ExecutorError, whatever the tracer does.
   run(code, options) {
-    const tracer = tracerOf(this.#tracer)
-    if (tracer === undefined) return super.run(code, options)
-    return tracedRun(this, super.run, tracer, code, options, this.#tools)
+    try {
+      const tracer = tracerOf(this.#tracer)
+      if (tracer === undefined) return super.run(code, options)
+      return tracedRun(this, super.run, tracer, code, options, this.#tools)
+    } catch (error) {
+      return Promise.reject(error)
+    }
   }
 }
 
-/** A plain copy of a `sendTools` record and each entry's description; `undefined` if unreadable. */
+/**
+ * A plain copy of a `sendTools` record, each entry read once, and each entry's description;
+ * `undefined` for what is no such record (the native method refuses it). What throws as it is
+ * read is thrown again, the same value, from the copy's own keys or entry, so that the native
+ * method refuses the copy exactly as it would the record, without reading the record again.
+ */
 function describedTools(tools) {
-  if (tools === null || typeof tools !== 'object') return undefined
+  if (tools === null || typeof tools !== 'object' || Array.isArray(tools)) return undefined
   // No prototype, so that a tool named `__proto__` is an entry like any other.
   const record = Object.create(null)
   const descriptions = []
+  let names
   try {
-    if (Array.isArray(tools)) return undefined
-    for (const name of Object.keys(tools)) {
-      const tool = tools[name]
-      record[name] = tool
-      descriptions.push([name, descriptionOf(tool)])
+    names = Object.keys(tools)
+  } catch (thrown) {
+    return {
+      record: new Proxy(record, {
+        ownKeys() {
+          throw thrown
+        },
+      }),
+      descriptions,
     }
-  } catch {
-    return undefined
+  }
+  for (const name of names) {
+    const entry = guarded.read(tools, name)
+    if (!entry.ok) {
+      Object.defineProperty(record, name, {
+        enumerable: true,
+        get() {
+          throw entry.thrown
+        },
+      })
+      break
+    }
+    record[name] = entry.value
+    descriptions.push([name, descriptionOf(entry.value)])
   }
   return { record, descriptions }
 }
@@ -82,12 +121,13 @@ function describedTools(tools) {
 /** A tool object's `description` when it is a non-empty string, read once. */
 function descriptionOf(tool) {
   if (tool === null || typeof tool !== 'object') return undefined
-  try {
-    const description = tool.description
-    return typeof description === 'string' && description !== '' ? description : undefined
-  } catch {
-    return undefined
-  }
+  const description = guarded.read(tool, 'description')
+  return description.ok && typeof description.value === 'string' && description.value !== '' ? description.value : undefined
 }
 
-module.exports = { binding, SESExecutor }
+/** The `authorizedImports` `executor` was made with. */
+function authorizedImportsOf(executor) {
+  return imports.get(executor) ?? []
+}
+
+module.exports = { binding, SESExecutor, authorizedImportsOf }
