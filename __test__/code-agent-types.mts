@@ -1,5 +1,6 @@
 // The swap-in compiles for TypeScript users: `tsc -p __test__/tsconfig.json` checks this file
-// against the stand-in's declaration of smolagents-ts (stand-ins/smolagents-ts/index.d.ts), whose
+// against the stand-in's declaration of smolagents-ts (stand-ins/smolagents-ts/index.d.ts: our
+// own, written from reading smolagents-ts's sources, which publish no licence), whose
 // `CodeAgentConfig['executor']` is the nominal PyodideExecutor class, which the package does not
 // export, as upstream's is (scripts/check-smolagents-types.mjs holds the stand-in against
 // smolagents-ts's own sources). The docs' TypeScript swap-in itself is compiled and run by the

@@ -151,7 +151,10 @@ async function scratchProject(name: string | undefined) {
 
 /**
  * Compiles a TypeScript block as a user's strict ES module would be compiled (against the
- * stand-in's declaration of smolagents-ts and this package's own types); its JavaScript.
+ * stand-in's declaration of smolagents-ts and this package's own types); its JavaScript. The
+ * stand-in's declaration is our own, written from reading smolagents-ts's sources (it
+ * publishes no licence, so nothing of it is copied here): it is the "real types" this always-on
+ * check has; scripts/check-smolagents-types.mjs holds it against a checkout of smolagents-ts.
  */
 async function compiled(directory: string, code: string): Promise<string> {
   const source = path.join(directory, 'snippet.mts')

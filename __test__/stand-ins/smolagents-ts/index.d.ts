@@ -1,7 +1,9 @@
 // The types of the stand-in for smolagents-ts (./index.js): the part of smolagents-ts's public
 // API that this package's code, docs and tests use, declared as smolagents-ts declares it
 // (src/types/, src/tools/base-tool.ts, src/memory/memory-step.ts, src/agents/code-agent.ts,
-// src/models/) but written here. smolagents-ts is not on the npm registry, so the always-on type
+// src/models/, read at its commit e6eea34) but written here: smolagents-ts publishes no
+// licence, so this file is our own declaration of its API, not a copy of its `.d.ts` or
+// sources. It is what the always-on checks call "smolagents-ts's types". smolagents-ts is not on the npm registry, so the always-on type
 // tests (../../tsconfig.json) compile against this; scripts/check-smolagents-types.mjs compiles
 // the docs' swap-in against smolagents-ts's own sources and checks that every declaration here
 // is assignable both ways with the real one, so the two cannot drift apart unnoticed.

@@ -1,5 +1,8 @@
 // A stand-in for smolagents-ts (which the npm registry this project builds from does not carry),
-// written here from how smolagents-ts's CodeAgent behaves (src/agents/code-agent.ts,
+// written here, in our own words, from how smolagents-ts's CodeAgent behaves. smolagents-ts
+// publishes no licence, so none of its code is copied here: what this reproduces is behaviour
+// (what CodeAgent does with an executor, the model's output and a step's messages), read from
+// its sources (src/agents/code-agent.ts,
 // src/agents/multi-step-agent.ts, src/utils/code.ts, src/memory/): what it does with an
 // executor, with the model's output and with a step's messages, so that the tests drive an
 // SESExecutor as the real CodeAgent does. Types: ./index.d.ts. A test that needs a model from
@@ -44,8 +47,8 @@ export class BaseTool {
 
 export class FinalAnswerTool extends BaseTool {
   name = 'final_answer'
-  description = 'Provides the final answer to the user. Must be called when you have completed the task.'
-  inputs = { answer: { type: 'any', description: 'The final answer to return to the user' } }
+  description = 'Ends the task: its argument is what the agent answers.'
+  inputs = { answer: { type: 'any', description: "The agent's answer" } }
   output_type = 'any'
   forward({ answer }) {
     return Promise.resolve(answer)
@@ -58,7 +61,7 @@ export class AgentImage {
     this.mimeType = mimeType
   }
   toString() {
-    return `[AgentImage: ${this.mimeType}]`
+    return `an image (${this.mimeType})`
   }
 }
 
@@ -68,7 +71,7 @@ export class AgentAudio {
     this.mimeType = mimeType
   }
   toString() {
-    return `[AgentAudio: ${this.mimeType}]`
+    return `a sound (${this.mimeType})`
   }
 }
 
@@ -143,7 +146,7 @@ const pythonSignature = (tool) =>
 function parseCodeBlobs(text, [open, close]) {
   const escape = (tag) => tag.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
   const blocks = [...text.matchAll(new RegExp(`${escape(open)}(.*?)${escape(close)}`, 'gs'))]
-  if (blocks.length === 0) throw new Error(`Your code snippet is invalid, because the regex pattern ${open}(.*?)${close} was not found in it.`)
+  if (blocks.length === 0) throw new Error(`no code between ${open} and ${close} in the reply`)
   const code = blocks.map((match) => match[1].trimEnd()).join('\n\n')
   const lines = code.split('\n')
   const indents = lines.filter((line) => line.trim() !== '').map((line) => /^\s*/.exec(line)[0].length)
@@ -164,12 +167,12 @@ const DEFAULT_IMPORTS = ['collections', 'datetime', 'itertools', 'math', 'os', '
 
 export class CodeAgent {
   constructor(config) {
-    if (!config.model) throw new Error('Model is required')
+    if (!config.model) throw new Error('the stand-in CodeAgent needs a model')
     if (!config.executor) throw new Error('this stand-in has no PyodideExecutor: pass an executor')
     this.model = config.model
     this.tools = new Map()
     for (const tool of config.tools ?? []) {
-      if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(tool.name)) throw new Error(`Invalid Tool name '${tool.name}'`)
+      if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(tool.name)) throw new Error(`the stand-in CodeAgent refuses the tool name ${tool.name}`)
       this.tools.set(tool.name, tool)
     }
     if (config.add_base_tools !== false && !this.tools.has('final_answer')) this.tools.set('final_answer', new FinalAnswerTool())
@@ -184,7 +187,7 @@ export class CodeAgent {
       tools_prompt: [...this.tools.values()].map(pythonSignature).join('\n\n'),
       managed_agents_prompt: '',
       has_managed_agents: false,
-      authorized_imports: this.authorized_imports.includes('*') ? 'You can import from any package you want.' : JSON.stringify(this.authorized_imports),
+      authorized_imports: this.authorized_imports.includes('*') ? 'any module' : JSON.stringify(this.authorized_imports),
       custom_instructions: config.instructions,
       code_block_opening_tag: open,
       code_block_closing_tag: close,
@@ -200,7 +203,7 @@ export class CodeAgent {
       try {
         await callback(step)
       } catch (error) {
-        console.error('Error in step callback:', error)
+        console.error('a step callback threw:', error)
       }
     }
   }
@@ -250,7 +253,7 @@ export class CodeAgent {
       this.steps.push(step)
       await this.callbacks(step)
     }
-    return 'I was unable to complete the task within the maximum number of steps.'
+    return 'the stand-in CodeAgent ran out of steps'
   }
 
   async cleanup() {
