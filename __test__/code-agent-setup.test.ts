@@ -259,6 +259,44 @@ describe('stepImages', () => {
     expect(imageParts(frozen.to_messages())).toHaveLength(0)
     await setup.executor.cleanup()
   })
+
+  it('reads the step once, and a step whose getters or traps throw is left as it is', async () => {
+    const setup = await codeAgentSetup({ stepImages: true })
+    const [attach] = setup.step_callbacks!
+    // A getter that throws on its second read: read once, the images are attached.
+    await setup.executor.run(DRAW)
+    const step = Object.assign(new ActionStep(1), { observations: '' })
+    const render = step.to_messages
+    let reads = 0
+    Object.defineProperty(step, 'to_messages', {
+      configurable: true,
+      get() {
+        reads += 1
+        if (reads > 1) throw new Error('read again')
+        return render
+      },
+    })
+    await attach!(step)
+    expect(reads).toBe(1)
+    expect(imageParts(step.to_messages())).toHaveLength(1)
+    // A getter that throws, and a Proxy whose `has` trap throws: nothing attached, nothing thrown.
+    await setup.executor.run(DRAW)
+    const unreadable = Object.defineProperty(Object.assign(new ActionStep(2), { observations: '' }), 'to_messages', {
+      get() {
+        throw new Error('no')
+      },
+    })
+    expect(() => attach!(unreadable)).not.toThrow()
+    await setup.executor.run(DRAW)
+    const trapped = new Proxy(Object.assign(new ActionStep(3), { observations: '' }), {
+      has() {
+        throw new Error('no')
+      },
+    })
+    expect(() => attach!(trapped)).not.toThrow()
+    expect(imageParts(trapped.to_messages())).toHaveLength(0)
+    await setup.executor.cleanup()
+  })
 })
 
 describe('the import rule of the prompt', () => {

@@ -294,6 +294,43 @@ describe('run_javascript results as messages', () => {
     expect(() => tool.toMessages('a', null as never)).toThrow(TypeError)
     expect(() => tool.toMessages('a', result, { format: 'anthropic' as never })).toThrow(/format must be "chat-completions" or "smolagents"/)
   })
+
+  it('reads the result and the options once, and names what throws as it is read', async () => {
+    const tool = createRunJavaScriptTool(await executor())
+    const result = await tool.execute({ code: "getCanvas(2, 2).getContext('2d').fillRect(0, 0, 1, 1); 'one'" })
+    const reads: string[] = []
+    const counted = new Proxy(result, {
+      get(target, key, receiver) {
+        reads.push(String(key))
+        return Reflect.get(target, key, receiver)
+      },
+    })
+    const options = {
+      get format() {
+        reads.push('format')
+        return 'smolagents' as const
+      },
+    }
+    const [reply, shown] = tool.toMessages('c', counted, options)
+    expect(reads.filter((key) => key === 'images')).toHaveLength(1)
+    expect(reads.filter((key) => key === 'format')).toHaveLength(1)
+    expect(JSON.parse(reply!.content as string).images).toEqual([{ mimeType: 'image/png', width: 2, height: 2, image: 1 }])
+    expect((shown!.content as Array<{ type: string }>).map((part) => part.type)).toEqual(['text', 'image'])
+    const throwing = Object.defineProperty({ ...result }, 'images', {
+      enumerable: true,
+      get() {
+        throw new Error('no')
+      },
+    })
+    expect(() => tool.toMessages('c', throwing)).toThrow(/run_javascript\.toMessages: result\.images cannot be read \(reading it threw Error: no\)/)
+    expect(() =>
+      tool.toMessages('c', result, {
+        get format(): never {
+          throw new Error('no')
+        },
+      }),
+    ).toThrow(/options\.format cannot be read/)
+  })
 })
 
 describe('run_javascript amplifies nothing and injects nothing', () => {
