@@ -264,7 +264,8 @@ export interface ExecutorOptions {
    * (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, as JSON text): opt-in, as
    * the GenAI conventions ask, since they may hold user data. Left out, it is `true` when
    * the environment variable `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is
-   * `true`. Read by the package's JS entry (`lib/tracing.cjs`), with `tracer`.
+   * `true` (or `span_only`, `span_and_event`). Read here with the other options and handed
+   * to the package's JS entry (`lib/tracing.cjs`), as `tracer` is.
    *
    * Default: `false`.
    */
