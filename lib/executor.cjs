@@ -41,10 +41,11 @@ class SESExecutor extends Native {
 
   /**
    * The native `sendTools`, given a copy of the record that this reads first (each entry once),
-   * taking each tool object's `description` for the tool spans (lib/tracing.cjs). A record
-   * that cannot be read so goes to the native method as it is, which refuses it with its own
-   * error; a description that cannot be read (a getter that throws) is left out of the spans,
-   * which never change what the executor accepts.
+   * taking each tool object's `description` for the tool spans (lib/tracing.cjs). What is no
+   * record (not an object, an array) goes to the native method as it is, which refuses it
+   * without reading it; what throws as it is read is refused by the native method from the
+   * copy (see `describedTools`); a description that cannot be read (a getter that throws) is
+   * left out of the spans, which never change what the executor accepts.
    */
   sendTools(tools, ...rest) {
     const read = describedTools(tools)
