@@ -3,25 +3,34 @@
 //! neither QuickJS nor napi; `engine::canvas` binds it to the sandbox, and finished bitmaps
 //! leave the engine as [`Image`]s (PNG bytes) with a run's result.
 //!
-//! Pixel memory is reserved from a [`PixelBudget`] before it is allocated (bitmaps, clip masks),
-//! so that the engine can count it against the executor's memory limit.
+//! Everything a canvas holds, and what tiny-skia allocates for one of its calls, is charged to
+//! the executor's [`MemoryAccount`](crate::memory::MemoryAccount) before it is allocated, so that
+//! `memoryLimitBytes` bounds it; every call whose cost grows with what the code controls is
+//! either painted in bands between which the run's interrupt is consulted, or bounded by a cap
+//! (gradient stops, dash entries, path points, a stroke's work).
 //!
 //! Spec: beyond it, as DESIGN.md "Where we go beyond SES" decides ("what the agent drew");
 //! `CodeOutput.images` is an optional extension of the result (§10.2).
 
-mod budget;
 mod color;
 mod context;
+mod encode;
 mod font;
+mod gradient;
 mod path;
+mod raster;
 
 use base64::Engine as _;
 
-pub use budget::{FixedBudget, OverBudget, PixelBudget, Reservation};
 pub use color::Rgba;
-pub use context::{Canvas, CompositeOp, Gradient, ImageDataRect, Style};
+pub use context::{
+    check_dash_entries, Canvas, CompositeOp, ImageDataRect, MAX_DASH_ENTRIES, MAX_FONT_LENGTH,
+    MAX_SAVE_DEPTH,
+};
 pub use font::{FontSpec, TextAlign, TextBaseline, TextMetrics};
+pub use gradient::{Gradient, Style, MAX_GRADIENT_STOPS};
 pub use path::{CornerRadii, MAX_PATH_POINTS};
+pub use raster::{stroke_work, MAX_STROKE_WORK};
 
 /// The default of `maxCanvasSize`: the largest width or height of a canvas, in pixels.
 pub const DEFAULT_MAX_CANVAS_SIZE: u32 = 8192;
@@ -89,6 +98,18 @@ impl CanvasError {
             message: "the run was stopped".into(),
         }
     }
+}
+
+/// The `RangeError` with `limit: "memoryLimitBytes"` of a `call` refused because `what` it
+/// needed did not fit.
+pub(crate) fn over_limit(call: &str, what: &str, over: crate::memory::OverLimit) -> CanvasError {
+    CanvasError::limit(
+        "memoryLimitBytes",
+        format!(
+            "{call}: {what} need {} bytes, and only {} are left under memoryLimitBytes",
+            over.requested, over.available
+        ),
+    )
 }
 
 /// A finished canvas: what `CodeOutput.images` holds for each canvas drawn during a run.

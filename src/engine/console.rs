@@ -5,7 +5,9 @@
 use std::ops::Range;
 use std::time::SystemTime;
 
+use crate::memory::{vec_bytes, Charge, MemoryAccount};
 use crate::options::LogLevel;
+use std::rc::Rc;
 
 /// Appended once when the budget runs out (§7.3).
 pub const TRUNCATION_MARKER: &str = "...[TRUNCATED]";
@@ -29,6 +31,9 @@ pub struct LogBuffer {
     text: String,
     entries: Vec<(LogLevel, SystemTime, Range<usize>)>,
     truncated: bool,
+    /// What `text` and `entries` hold, charged to the executor's memory account before they
+    /// grow; an entry it has no room for ends the logs as the budget running out does.
+    held: Option<Charge>,
 }
 
 /// What a run logged: the joined text and its entries.
@@ -47,7 +52,35 @@ impl LogBuffer {
             text: String::new(),
             entries: Vec::new(),
             truncated: false,
+            held: None,
         }
+    }
+
+    /// The same buffer, its memory charged to `account`.
+    pub fn charged_to(self, account: &Rc<MemoryAccount>) -> Self {
+        Self {
+            held: Some(account.empty_charge()),
+            ..self
+        }
+    }
+
+    /// Makes room for `text` more bytes of text and one more entry, charged first; `false`
+    /// when the account refused it.
+    fn make_room(&mut self, text: usize) -> bool {
+        let Some(held) = &mut self.held else {
+            return true;
+        };
+        let text_capacity = grown(self.text.capacity(), self.text.len() + text);
+        let entry_capacity = grown(self.entries.capacity(), self.entries.len() + 1);
+        let bytes =
+            text_capacity + vec_bytes::<(LogLevel, SystemTime, Range<usize>)>(entry_capacity);
+        if held.resize(bytes.max(held.bytes())).is_err() {
+            return false;
+        }
+        self.text.reserve_exact(text_capacity - self.text.len());
+        self.entries
+            .reserve_exact(entry_capacity - self.entries.len());
+        true
     }
 
     /// Whether entries at `level` are kept; callers skip formatting the arguments when not.
@@ -66,6 +99,14 @@ impl LogBuffer {
         let needed = separator.len() + message.len();
         let room = self.max_bytes.saturating_sub(self.text.len());
         let fits = needed <= room;
+        if !self.make_room(needed.min(room) + TRUNCATION_MARKER.len()) {
+            // No memory for it: the logs end here, marked if the marker fits what is held.
+            self.truncated = true;
+            if self.text.capacity() - self.text.len() >= TRUNCATION_MARKER.len() {
+                self.text.push_str(TRUNCATION_MARKER);
+            }
+            return false;
+        }
         // The separator counts against the budget like the message does.
         let separator = if fits || room >= separator.len() {
             separator
@@ -113,6 +154,7 @@ impl LogBuffer {
     /// Takes the logs, leaving the buffer empty for the next run.
     pub fn take(&mut self) -> Logs {
         self.truncated = false;
+        self.held = None;
         let text = std::mem::take(&mut self.text);
         let entries = self
             .entries
@@ -124,6 +166,15 @@ impl LogBuffer {
             })
             .collect();
         Logs { text, entries }
+    }
+}
+
+/// The capacity a vector of `capacity` grows to for `needed` elements: doubling, as `Vec` does.
+fn grown(capacity: usize, needed: usize) -> usize {
+    if needed <= capacity {
+        capacity
+    } else {
+        needed.max(capacity * 2)
     }
 }
 

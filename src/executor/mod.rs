@@ -396,7 +396,8 @@ impl Executor {
 /// The engine thread's answer to a run, or `None` once [`DEADLINE_GRACE`] has passed since the
 /// run's deadline without one: the thread is then stuck in work that cannot be interrupted, and
 /// the run is answered without it (a timeout; the executor becomes `DIRTY`, and `cleanup()`
-/// waits for the thread). A run still queued has no deadline yet.
+/// waits for the thread). A run still queued has no deadline yet; a run whose code is over
+/// (its images being encoded) has none any more.
 async fn answer_by_deadline(
     mut reply: tokio::sync::oneshot::Receiver<RunReport>,
     watched: &RunAbort,
@@ -417,6 +418,11 @@ async fn answer_by_deadline(
         .await;
         if answered.is_some() {
             return answered;
+        }
+        // A run whose code is over is only having its images encoded: bounded work outside
+        // its deadline (README "Canvas"), answered whenever it is done.
+        if watched.is_finished() {
+            return Some(reply.await);
         }
         let started = watched.started_at();
         if started
