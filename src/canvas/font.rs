@@ -362,6 +362,9 @@ impl TextMetrics {
     }
 }
 
+/// Told the points of an outline as it grows; refuses with the error to report.
+pub type Grow<'a> = &'a mut dyn FnMut(usize) -> Result<(), CanvasError>;
+
 /// One line of text in one font, laid out left to right from the pen position 0.
 pub struct TextLine<'t> {
     face: &'static Face<'static>,
@@ -451,10 +454,7 @@ impl<'t> TextLine<'t> {
         (align, baseline): (TextAlign, TextBaseline),
         squeeze: f64,
         visible: &dyn Fn(Rect) -> bool,
-        (interrupted, grow): (
-            &dyn Fn() -> bool,
-            &mut dyn FnMut(usize) -> Result<(), CanvasError>,
-        ),
+        (interrupted, grow): (&dyn Fn() -> bool, Grow<'_>),
     ) -> Result<Option<tiny_skia::Path>, CanvasError> {
         let metrics = VerticalMetrics::of(self.face, font.size);
         let left = x + align.offset(self.width) * squeeze;

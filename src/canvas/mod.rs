@@ -106,7 +106,7 @@ pub(crate) fn over_limit(call: &str, what: &str, over: crate::memory::OverLimit)
     CanvasError::limit(
         "memoryLimitBytes",
         format!(
-            "{call}: {what} need {} bytes, and only {} are left under memoryLimitBytes",
+            "{call}: {} bytes for {what} do not fit: only {} are left under memoryLimitBytes",
             over.requested, over.available
         ),
     )

@@ -489,7 +489,7 @@ pub(super) fn fill_mask(
 /// curves' own) times the dashes per interval, as tiny-skia counts them.
 fn dash_count(path: &Path, array: &[f32]) -> f64 {
     let interval: f64 = array.iter().map(|d| f64::from(*d)).sum();
-    if !(interval > 0.0) {
+    if interval.is_nan() || interval <= 0.0 {
         return 0.0;
     }
     let (mut length, mut last, mut start) = (0.0, Point::zero(), Point::zero());

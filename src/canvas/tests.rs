@@ -560,3 +560,65 @@ fn png_output_decodes_to_the_same_pixels() {
         .data_url()
         .starts_with("data:image/png;base64,iVBORw0KGgo"));
 }
+
+/// Everything a canvas holds is charged to its account while it holds it, and given back when
+/// it goes: the bitmap, a clip mask, the dash list and font of the state and of each saved
+/// state, the path's points, a gradient's stops.
+#[test]
+fn everything_a_canvas_holds_is_charged_and_given_back() {
+    let account = MemoryAccount::new(64 << 20);
+    let mut c = Canvas::new(100.0, 50.0, 8192, Rc::clone(&account), never()).unwrap();
+    let pixels = 100 * 50 * 4;
+    assert_eq!(account.charged(), pixels);
+    c.set_line_dash(&[2.0; 100]).unwrap();
+    c.set_font(&("12px ".to_owned() + &"x".repeat(500)))
+        .unwrap();
+    let state = account.charged() - pixels;
+    assert!(state >= 100 * 4 + 500, "{state}");
+    c.save().unwrap();
+    let saved = account.charged() - pixels - state;
+    assert!(
+        saved >= state,
+        "a saved state holds its own copies: {saved}"
+    );
+    for i in 0..1000 {
+        c.line_to(f64::from(i), 1.0).unwrap();
+    }
+    c.clip(false).unwrap();
+    let mut gradient = Gradient::linear(0.0, 0.0, 1.0, 0.0, &account).unwrap();
+    for i in 0..100 {
+        gradient
+            .add_color_stop(f64::from(i) / 100.0, "red")
+            .unwrap();
+    }
+    let with_all = account.charged();
+    assert!(with_all >= pixels + state + saved + 1000 * 10 + 100 * 50 + 100 * 8);
+    c.restore();
+    c.begin_path();
+    assert!(account.charged() < with_all);
+    drop(gradient);
+    drop(c);
+    assert_eq!(account.charged(), 0);
+    assert!(account.peak() >= with_all);
+}
+
+/// Past their caps, dash lists and gradient stops are refused with a `RangeError`, and a font
+/// value longer than any valid one is ignored without being read.
+#[test]
+fn dash_lists_gradient_stops_and_fonts_are_capped() {
+    let mut c = canvas(10, 10);
+    let error = c
+        .set_line_dash(&vec![1.0; MAX_DASH_ENTRIES + 1])
+        .unwrap_err();
+    assert_eq!(error.kind, CanvasErrorKind::Range);
+    c.set_line_dash(&vec![1.0; MAX_DASH_ENTRIES]).unwrap();
+    let mut gradient = Gradient::linear(0.0, 0.0, 1.0, 0.0, &unlimited()).unwrap();
+    for _ in 0..MAX_GRADIENT_STOPS {
+        gradient.add_color_stop(0.5, "red").unwrap();
+    }
+    let error = gradient.add_color_stop(0.5, "red").unwrap_err();
+    assert_eq!(error.kind, CanvasErrorKind::Range);
+    c.set_font(&format!("12px {}", "f".repeat(MAX_FONT_LENGTH)))
+        .unwrap();
+    assert_eq!(c.font().to_css(), "10px sans-serif");
+}

@@ -156,3 +156,38 @@ fn the_memory_limit_bounds_the_arenas_a_program_keeps_alive() {
         report.result
     );
 }
+
+/// What the engine keeps for the answer outside QuickJS's heap counts against the limit too:
+/// the run's logs end (marked as truncated) and its trace drops events once the limit has no
+/// room for them, however large `maxLogBytes` and `maxTraceBytes` are.
+#[test]
+fn logs_and_kept_trace_events_count_against_the_memory_limit() {
+    let options = Options {
+        max_log_bytes: 64 * MIB,
+        max_trace_bytes: 64 * MIB,
+        ..small_heap(8)
+    };
+    let host = FakeHost::default().with("echo", sync(|_| Ok(Value::Null)));
+    let engine = engine_with(host, &options);
+    let report = run_on(
+        &engine,
+        "const line = 'x'.repeat(1 << 20); for (let i = 0; i < 20; i++) console.log(line)",
+        &options,
+    );
+    assert!(report.result.is_ok(), "{:?}", report.result);
+    assert!(report.logs.text.len() < 8 * MIB);
+    assert!(report.logs.text.ends_with(TRUNCATION_MARKER));
+    assert!(usize::try_from(report.stats.peak_heap_bytes).unwrap() <= 8 * MIB);
+
+    let mut request = RunRequest::new(
+        "const arg = 'y'.repeat(1 << 20); for (let i = 0; i < 20; i++) echo(arg)".into(),
+        &options,
+        RunAbort::new(),
+    );
+    request.trace.record = true;
+    let report = engine.run(request).blocking_recv().unwrap();
+    assert!(report.result.is_ok(), "{:?}", report.result);
+    let trace = report.trace.unwrap();
+    assert!(trace.dropped_events > 0);
+    assert!(usize::try_from(report.stats.peak_heap_bytes).unwrap() <= 8 * MIB);
+}

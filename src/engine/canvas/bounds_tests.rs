@@ -55,7 +55,7 @@ fn a_canvas_s_saved_states_count_against_the_memory_limit() {
          g.setLineDash(new Array(1024).fill(1))
          g.font = '10px ' + 'a'.repeat(1000)
          let saves = 0
-         const full = refused(() => { for (;;) { g.save(); saves++ } })
+         const full = refused(() => { for (;;) { g.save(); saves++ } });
          `${long}|${full}|${saves}`",
         &options,
     );
@@ -99,7 +99,7 @@ fn a_fill_with_many_gradient_stops_stops_at_the_deadline_and_frees_its_thread() 
          var gradient = g.createLinearGradient(0, 0, 4096, 0)
          let stops = 0, refused
          try { for (;;) { gradient.addColorStop(stops / 50000, stops % 2 ? 'red' : 'blue'); stops++ } }
-         catch (e) { refused = e.name }
+         catch (e) { refused = e.name };
          `${stops} ${refused}`",
         &options,
     );
@@ -129,11 +129,11 @@ fn a_fill_with_many_gradient_stops_stops_at_the_deadline_and_frees_its_thread() 
 /// early in it takes a fraction of the time it takes whole.
 #[test]
 fn pixel_copies_and_encodings_stop_at_the_deadline() {
-    let options = limited(512 * MIB, 60_000);
-    let setup = "var g = getCanvas(4096, 4096).getContext('2d');
-                 var data = g.createImageData(4096, 4096); g.fillRect(0, 0, 9, 9)";
+    let options = limited(128 * MIB, 60_000);
+    let setup = "var g = getCanvas(2048, 2048).getContext('2d');
+                 var data = g.createImageData(2048, 2048); g.fillRect(0, 0, 9, 9)";
     for call in [
-        "g.getImageData(0, 0, 4096, 4096); 0",
+        "g.getImageData(0, 0, 2048, 2048); 0",
         "g.putImageData(data, 0, 0); 0",
         "g.canvas.toDataURL().length",
     ] {
@@ -141,7 +141,7 @@ fn pixel_copies_and_encodings_stop_at_the_deadline() {
             let engine = engine_with(FakeHost::default(), &options);
             assert!(run_on(&engine, setup, &options).result.is_ok());
             let started = Instant::now();
-            let report = run_on(&engine, call, &limited(512 * MIB, timeout_ms));
+            let report = run_on(&engine, call, &limited(128 * MIB, timeout_ms));
             (report, started.elapsed())
         };
         let (whole, took_whole) = timed(60_000);
@@ -317,34 +317,4 @@ fn reentrant_arguments_keep_the_charges_right() {
     // What the canvas and its resizes held is given back when it goes.
     let report = run_on(&engine, "'x'.repeat(24 << 20).length", &options);
     assert!(report.result.is_ok(), "{:?}", report.result);
-}
-
-#[test]
-fn zz_probe() {
-    let options = limited(16 * MIB, 60_000);
-    for code in [
-        "const g = getCanvas(10, 10).getContext('2d')
-         const refused = (f) => { try { f(); return 'no' } catch (e) { return `${e.name}: ${e.limit}` } }
-         const long = refused(() => g.setLineDash(new Array(1e6)))
-         g.setLineDash(new Array(1024).fill(1))
-         g.font = '10px ' + 'a'.repeat(1000)
-         let saves = 0
-         const full = refused(() => { for (;;) { g.save(); saves++ } })
-         `${long}|${full}|${saves}`",
-        "const g = getCanvas(10, 10).getContext('2d')
-         const refused = (f) => { try { f(); return 'no' } catch (e) { return `${e.name}: ${e.limit}` } }
-         g.setLineDash(new Array(1024).fill(1))
-         g.font = '10px ' + 'a'.repeat(1000)
-         let saves = 0
-         const full = refused(() => { for (;;) { g.save(); saves++ } })
-         `${full}|${saves}`",
-        "const g = getCanvas(10, 10).getContext('2d')
-         const refused = (f) => { try { f(); return 'no' } catch (e) { return `${e.name}: ${e.limit}` } }
-         const long = refused(() => g.setLineDash(new Array(1e6)))
-         long",
-    ] {
-        let engine = engine_with(FakeHost::default(), &options);
-        let report = run_on(&engine, code, &options);
-        eprintln!("PROBE {:?}", report.result);
-    }
 }
