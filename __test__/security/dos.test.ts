@@ -2,6 +2,9 @@
 // hostile run with its own structured error, in the state §7.5/§7.6 give it, and the host goes
 // on. Memory bombs run with a generous timeout so that the heap limit, not the clock, ends them
 // even on a loaded machine; timeouts use code that allocates nothing.
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { SESExecutor, rejectionOf } from '../helpers'
@@ -247,6 +250,33 @@ describe('denial of service: memory, sizes and nesting', () => {
     expect(error.message).toBe(`Runtime exception: Error: ${'x'.repeat(1e7)} (line 1: throw new Error('x'.repeat(1e7)))`)
     await expectUsable(executor, 'READY')
     await executor.cleanup()
+  })
+
+  it('canvas states, paths and strokes stay inside memoryLimitBytes, in the process’s RSS — issue 24', () => {
+    // Saved states copy the dash list and the font; a path and what drawing it makes (tiny-skia's
+    // edge list, a stroke's outline) live outside QuickJS's heap: 200 saves of a 1,000,000-entry
+    // dash list took the process from 46 to 858 MiB under a 64 MiB limit. In a process of its
+    // own, so that its RSS is this run's.
+    const limit = 64 * 1024 * 1024
+    const code = `
+      const g = getCanvas(100, 100).getContext('2d')
+      const attempt = (f) => { try { f() } catch (e) { return e.limit ?? e.name } }
+      const refused = [attempt(() => g.setLineDash(new Array(1e6).fill(1)))]
+      g.setLineDash(new Array(1024).fill(1))
+      g.font = '10px ' + 'a'.repeat(1000)
+      refused.push(attempt(() => { for (let i = 0; i < 4096; i++) g.save() }))
+      g.lineWidth = 40; g.lineJoin = 'round'
+      refused.push(attempt(() => { for (let i = 0; i < 1 << 20; i++) g.lineTo(i % 100, (i * 7) % 100); g.fill() }))
+      refused`
+    const fixture = fileURLToPath(new URL('../fixtures/rss-under-limit.cjs', import.meta.url))
+    const child = spawnSync(process.execPath, [fixture, code, String(limit)], { encoding: 'utf8', timeout: 120_000 })
+    expect(child.status, child.stderr).toBe(0)
+    const measured = JSON.parse(child.stdout.trim().split('\n').pop()!)
+    // The dash list is capped; 4096 saves of the longest dash list and font fit in 64 MiB; the
+    // fill's edge list for a million points does not.
+    expect(measured.output).toEqual(['RangeError', null, 'memoryLimitBytes'])
+    expect(measured.peakHeapBytes).toBeLessThanOrEqual(limit)
+    expect(measured.rssGrowth).toBeLessThan(2 * limit)
   })
 
   it('an 8 MiB string output crosses whole — original', async () => {

@@ -244,6 +244,7 @@ fn images_encoded_and_held_for_the_answer_count_against_the_memory_limit() {
     assert!(report.images.is_empty());
     assert!(!report.dirty);
     // The peak counts what canvases hold, as it counts the heap.
+    let engine = engine_with(FakeHost::default(), &options);
     let report = run_on(&engine, "getCanvas(1000, 1000); 1", &options);
     assert!(peak(&report) >= 4_000_000, "peak {}", peak(&report));
 }
