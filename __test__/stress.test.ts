@@ -1,4 +1,4 @@
-// Stress (issue 5): 100 executors × 100 runs at once on a 2-core machine, with overlapping async
+// Stress: 100 executors × 100 runs at once on a 2-core machine, with overlapping async
 // tool calls settling in random order, each result checked against its own inputs — no
 // cross-talk between executors, runs, tool calls or logs — on no more engine threads than the
 // pool's size, and every runtime freed after.
@@ -80,7 +80,7 @@ describe('stress', () => {
     clearInterval(watch)
     expect(checked.reduce((a, b) => a + b, 0)).toBe(EXECUTORS * RUNS)
     expect(mostThreads).toBeGreaterThan(0)
-    // Beyond the size only while runs wait for Node's thread on a sync tool (engine/pool.rs).
+    // Beyond the size only while runs wait for Node's thread on a sync tool (src/scheduler/pool.rs).
     expect(mostThreads).toBeLessThanOrEqual(enginePoolStats().maxThreads)
 
     await Promise.all(executors.map(({ executor }) => executor.cleanup()))

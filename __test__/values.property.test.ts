@@ -1,5 +1,5 @@
-// Property test of the one structured-clone walk (DESIGN.md "Values across the boundary",
-// src/value/walk.rs): for generated values, the round trip host → sandbox → host gives what
+// Property test of the one structured-clone walk (docs/contract.md "Values across the boundary",
+// src/value/walk/mod.rs): for generated values, the round trip host → sandbox → host gives what
 // Node's own `structuredClone` gives: the same types, holes, -0 and NaN, BigInts, byte
 // contents, typed-array views over shared buffers, and the same graph of shared references and
 // cycles. Two paths are checked per value: as a variable read back as the output (Node reads,
@@ -7,7 +7,7 @@
 // arguments as a refusing copy, Node builds them; Node reads the result, QuickJS builds it).
 //
 // The generator keeps to what structured clone and the executor define alike; the documented
-// differences (README "Known limits": lone surrogates become U+FFFD; wrapped primitives travel
+// differences (docs/security.md "Threat model: what the sandbox keeps": lone surrogates become U+FFFD; wrapped primitives travel
 // unwrapped; an error keeps a custom `name`) are left out of it.
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-// Security suite, bad input (issue 5): every public method given the wrong types, code that is
+// Security suite, bad input: every public method given the wrong types, code that is
 // empty, huge, binary or ill-formed UTF-16, options out of range, exotic variables, and calls in
 // every state that does not allow them. Each must fail with its exact ExecutorError (or
 // diagnostic) and leave the executor in a known state that still works.
@@ -102,7 +102,7 @@ describe('bad input: code that is empty, huge, binary or ill-formed — original
     await executor.cleanup()
   })
 
-  it('a lone surrogate built by the code crosses back as U+FFFD (strings cross as UTF-8; README "Security")', async () => {
+  it('a lone surrogate built by the code crosses back as U+FFFD (strings cross as UTF-8; docs/security.md "Security")', async () => {
     const executor = await ready()
     expect((await executor.run("['\\uD800', '\\uDFFFa', '\\uD83D\\uDE00']")).output).toEqual(['\uFFFD', '\uFFFDa', '😀'])
     await executor.cleanup()
@@ -136,7 +136,7 @@ describe('bad input: invalid options — original', () => {
   ]
   for (const [option, numberRule] of Object.entries(rules)) {
     for (const [name, value] of bad) {
-      // A value of the wrong type is options_valid's, whatever the option (README "Options").
+      // A value of the wrong type is options_valid's, whatever the option (docs/api.md "Options").
       const rule = typeof value === 'number' ? numberRule : 'options_valid'
       if (option === 'maxQueuedRuns' && value === 0) continue
       it(`${option}: ${name} is refused by ${rule}`, () => {

@@ -1,6 +1,6 @@
 //! The Canvas 2D renderer: a bitmap and the state machine of one `CanvasRenderingContext2D`
 //! (HTML Living Standard, "The canvas element"), drawn with tiny-skia. Pure Rust: it knows
-//! neither QuickJS nor napi; `engine::canvas` binds it to the sandbox, and finished bitmaps
+//! neither QuickJS nor napi; `engine::realm::canvas` binds it to the sandbox, and finished bitmaps
 //! leave the engine as [`Image`]s (PNG bytes) with a run's result.
 //!
 //! Everything a canvas holds, and what tiny-skia allocates for one of its calls, is charged to
@@ -9,28 +9,27 @@
 //! either painted in bands between which the run's interrupt is consulted, or bounded by a cap
 //! (gradient stops, dash entries, path points, a stroke's work).
 //!
-//! Spec: beyond it, as DESIGN.md "Where we go beyond SES" decides ("what the agent drew");
+//! Spec: beyond it, as docs/contract.md "Where we go beyond SES" decides ("what the agent drew");
 //! `CodeOutput.images` is an optional extension of the result (§10.2).
 
 mod color;
-mod context;
+mod drawing;
 mod encode;
 mod font;
-mod gradient;
 mod path;
 mod raster;
+mod style;
 
 use base64::Engine as _;
 
 pub use color::Rgba;
-pub use context::{
-    check_dash_entries, Canvas, CompositeOp, ImageDataRect, MAX_DASH_ENTRIES, MAX_FONT_LENGTH,
-    MAX_SAVE_DEPTH,
+pub use drawing::{
+    check_dash_entries, Canvas, ImageDataRect, MAX_DASH_ENTRIES, MAX_FONT_LENGTH, MAX_SAVE_DEPTH,
 };
 pub use font::{FontSpec, TextAlign, TextBaseline, TextMetrics};
-pub use gradient::{Gradient, Style, MAX_GRADIENT_STOPS};
 pub use path::{CornerRadii, MAX_PATH_POINTS};
 pub use raster::{stroke_work, MAX_STROKE_WORK};
+pub use style::{CompositeOp, Gradient, Style, MAX_GRADIENT_STOPS};
 
 /// The default of `maxCanvasSize`: the largest width or height of a canvas, in pixels.
 pub const DEFAULT_MAX_CANVAS_SIZE: u32 = 8192;

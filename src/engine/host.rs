@@ -9,9 +9,10 @@
 
 use std::sync::Weak;
 
-use super::console::LogEntry;
 use super::{Command, EngineInbox};
 use crate::value::Value;
+
+pub use super::realm::console::LogEntry;
 
 /// What the host provides.
 pub trait Host: Send + Sync + 'static {
@@ -65,7 +66,7 @@ pub struct ToolCall {
 }
 
 /// A tool's failure as the sandbox sees it: the error's name and message only, never the host's
-/// stack (DESIGN.md "Tool failures").
+/// stack (docs/contract.md "Tool failures").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolFailure {
     pub name: String,

@@ -1,44 +1,15 @@
-//! The engine: one QuickJS runtime + context per executor, run on a shared pool of engine
-//! threads (DESIGN.md "What we are building"; `pool.rs`). Sandbox code never runs on Node's
-//! thread; a run is a message to the executor's inbox, answered on a oneshot channel, and an
+//! The engine: one QuickJS runtime + context per executor, run on a shared pool of engine threads
+//! (docs/contract.md "What we are building"; `scheduler/pool.rs`). Sandbox code never runs on
+//! Node's thread; a run is a message to the executor's inbox, answered on a oneshot channel, and an
 //! idle executor owns no thread. The engine knows nothing of napi.
 
-mod bridge;
-mod canvas;
-#[cfg(test)]
-mod conformance;
-mod console;
-mod convert;
-mod endowments;
-mod failure;
-mod frames;
-mod globals;
-mod heap;
 pub mod host;
-mod inbox;
-mod input;
-pub mod inspect;
-#[cfg(test)]
-mod intrinsics_tests;
-mod lockdown;
-#[cfg(test)]
-mod loop_guard_tests;
-mod modules;
-mod pool;
-mod reflect;
-#[cfg(test)]
-mod regexp_tests;
-mod script;
-#[cfg(test)]
-mod semantics_tests;
-mod spin;
-mod stack;
-mod state;
+mod quickjs;
+mod realm;
+mod run;
 #[cfg(test)]
 pub mod testing;
-mod timers;
-mod trace;
-mod worker;
+mod values;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
@@ -48,63 +19,44 @@ use tokio::sync::oneshot;
 
 use crate::diagnostic::{Diagnostic, Location};
 use crate::options::{LogLevel, Options};
+use crate::scheduler::inbox::Inbox;
 use crate::value::Value;
 use host::{Host, ToolAnswer};
-use stack::PROGRAM_STACK_BYTES;
 
-pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
-pub use heap::memory_freed;
-pub use pool::{
-    others_waiting_besides_one as executors_waiting_besides_one, set_threads, stats as pool_stats,
-    PoolStats, BLOCKED_EXTRA, MAX_THREADS, THREADS_VARIABLE,
-};
-pub use spin::{Chain, Core, Spin};
-pub use trace::TraceRecord;
-pub use worker::live as live_engines;
+pub use quickjs::heap::memory_freed;
+pub use realm::console::{LogEntry, Logs, TRUNCATION_MARKER};
+pub use run::recorder::TraceRecord;
+pub use run::worker::live as live_engines;
 
 /// Whether runs compile the loop guard into their loops; only [`loop_guards_for_benchmarks`]
 /// clears it.
 #[cfg(feature = "bench-internals")]
 static LOOP_GUARDS: AtomicBool = AtomicBool::new(true);
 
-/// Benchmark-only (W5's guard overhead): whether the engine compiles the loop guard (§6.3,
-/// QuickJS patch 0600) into the loops of the runs that start from now on, for the whole
-/// process. `examples/guard_overhead.rs` turns it off to time the same program without guards.
-/// Not part of the API: nothing in the napi layer calls it, so it is never reachable from
-/// JavaScript, and without guards `maxOperations` is not enforced; it exists only in builds
-/// with the `bench-internals` feature, which the addon never has.
+/// Benchmark-only (the guard's overhead on the counting loop, W5 in bench/workloads.mjs): whether
+/// the engine compiles the loop guard (§6.3, QuickJS patch 0600) into the loops of the runs that
+/// start from now on, for the whole process. `examples/guard_overhead.rs` turns it off to time the
+/// same program without guards. Not part of the API: nothing in the napi layer calls it, so it is
+/// never reachable from JavaScript, and without guards `maxOperations` is not enforced; it exists
+/// only in builds with the `bench-internals` feature, which the addon never has.
 #[doc(hidden)]
 #[cfg(feature = "bench-internals")]
 pub fn loop_guards_for_benchmarks(enabled: bool) {
     LOOP_GUARDS.store(enabled, Ordering::Relaxed);
 }
 
-/// What the engine thread is built with.
+/// What the engine thread is built with: the executor's checked options (the engine reads its
+/// limits, imports, modules and timers from them; runs take their own limits from
+/// [`RunRequest`]).
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    pub memory_limit_bytes: usize,
-    pub max_stack_bytes: usize,
-    /// The most bytes one value copied out of the sandbox may take (`maxValueBytes`).
-    pub max_value_bytes: u64,
-    /// The largest side of a sandbox canvas (`maxCanvasSize`).
-    pub max_canvas_size: u32,
-    /// What `import()` may load (§5.3), and the modules the host registered.
-    pub authorized_imports: Vec<String>,
-    pub modules: Vec<(String, crate::modules::ModuleSpec)>,
-    /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`timers.rs`).
-    pub timers: bool,
+    pub options: Options,
 }
 
 impl From<&Options> for EngineConfig {
     fn from(options: &Options) -> Self {
         Self {
-            memory_limit_bytes: options.memory_limit_bytes,
-            max_stack_bytes: options.max_stack_bytes,
-            max_value_bytes: options.max_value_bytes,
-            max_canvas_size: options.max_canvas_size,
-            authorized_imports: options.authorized_imports.clone(),
-            modules: options.modules.clone(),
-            timers: options.timers,
+            options: options.clone(),
         }
     }
 }
@@ -390,7 +342,7 @@ enum Command {
 }
 
 /// An engine's inbox: its messages, and the engine while no pool thread holds it.
-type EngineInbox = inbox::Inbox<Command, worker::Resting>;
+type EngineInbox = Inbox<Command, run::worker::Resting>;
 
 /// The handle to an engine. Dropping it frees the engine without waiting for it.
 pub struct Engine {
@@ -410,7 +362,7 @@ impl Engine {
         let shutdown = Arc::new(AtomicBool::new(false));
         let inbox = EngineInbox::start(
             Command::Start(config, host, Arc::clone(&shutdown), ready),
-            worker::serve,
+            run::worker::serve,
             || Command::Wake,
         );
         (
@@ -476,9 +428,5 @@ impl Drop for Engine {
     }
 }
 
-#[cfg(test)]
-mod deadline_tests;
-#[cfg(test)]
-mod oom_tests;
 #[cfg(test)]
 mod tests;

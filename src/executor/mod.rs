@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolSpec};
 use crate::engine::{
-    Completion, Engine, EngineConfig, EngineError, LogEntry, RunAbort, RunReport, RunRequest,
-    RunStats, SourcePosition, TraceRecord,
+    Completion, Engine, EngineConfig, EngineError, LogEntry, RunReport, RunRequest, SourcePosition,
+    TraceRecord,
 };
 use crate::error::ExecutorError;
 use crate::options::rules::log_budget_too_small;
@@ -29,6 +29,10 @@ use crate::trace::{EventSink, RunEnd, RunOutcome, RunStream, TraceEvent, TraceKi
 use crate::value::Value;
 
 pub use state::ExecutorState;
+
+// What the napi layer needs of the engine beyond the host port: it reaches the engine only
+// through this module and `engine::host`.
+pub use crate::engine::{live_engines, memory_freed, RunAbort, RunStats};
 
 /// A successful run (§3.1 `CodeOutput`, with the optional extensions of §10.2).
 #[derive(Debug, Clone, PartialEq)]
@@ -48,7 +52,7 @@ pub struct RunOutput {
     pub trace: Option<Vec<TraceEvent>>,
 }
 
-/// What a run's trace should do (issue 17): keep the events for the result, stream them, both
+/// What a run's trace should do: keep the events for the result, stream them, both
 /// or neither.
 #[derive(Clone, Default)]
 pub struct Tracing {
@@ -111,7 +115,7 @@ pub struct Executor {
 const RESERVED_GLOBALS: [&str; 2] = [FINAL_ANSWER, "console"];
 
 /// How long past its deadline a run waits for the engine thread before it is answered without
-/// it (README "Limits"). The engine stops a run within milliseconds of its deadline; a thread
+/// it (docs/limits-and-errors.md "Limits and what they guarantee"). The engine stops a run within milliseconds of its deadline; a thread
 /// still busy after this grace is stuck in work that cannot be interrupted.
 pub const DEADLINE_GRACE: Duration = Duration::from_millis(500);
 
@@ -198,9 +202,9 @@ impl Executor {
         async move { endowed(sent?.await) }
     }
 
-    /// `sendTools` (§4.3.3): makes each tool callable from the sandbox under its name. `register` hands
-    /// the tools to the host, and runs only once the call is accepted, before any later run can
-    /// call them.
+    /// `sendTools` (§4.3.3): makes each tool callable from the sandbox under its name. `register`
+    /// hands the tools to the host, and runs only once the call is accepted, before any later run
+    /// can call them.
     pub fn send_tools(
         &self,
         tools: Vec<ToolSpec>,
@@ -563,7 +567,7 @@ fn with_notes(error: ExecutorError, diagnostics: &[Diagnostic]) -> ExecutorError
     error.with_diagnostics(diagnostics)
 }
 
-/// Adds the user's line, column and source line to `details` (DESIGN.md "Errors").
+/// Adds the user's line, column and source line to `details` (docs/contract.md "Errors").
 fn at_position(error: ExecutorError, at: Option<SourcePosition>) -> ExecutorError {
     match at {
         Some(at) => error
@@ -594,7 +598,5 @@ fn code_refused(diagnostics: &[Diagnostic]) -> ExecutorError {
     }
 }
 
-#[cfg(test)]
-mod deadline_tests;
 #[cfg(test)]
 mod tests;

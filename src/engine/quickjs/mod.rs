@@ -1,0 +1,6 @@
+//! Raw QuickJS: the C API beyond what rquickjs wraps (`reflect`) and the runtime's metered
+//! allocator (`heap`). The engine's one home of `unsafe` and `qjs::`; everything else in the
+//! engine reads and makes values through the safe functions here.
+
+pub(super) mod heap;
+pub(super) mod reflect;

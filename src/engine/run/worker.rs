@@ -1,0 +1,806 @@
+//! The engine: builds the runtime and context on the first pool thread that takes the executor
+//! up, then serves its messages on whichever pool thread holds it (`scheduler/pool.rs`, `scheduler/inbox.rs`).
+//!
+//! A run that waits for an asynchronous tool gives its thread up: its promise stays in the
+//! runtime, the engine rests in its inbox, and the answer (or a timer at the run's deadline, or
+//! an abort) queues it again; the next thread resumes driving the promise where it stopped.
+//!
+//! Spec: §7.2 (run algorithm) and §4 (a context per executor lifetime).
+
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use rquickjs::promise::PromiseState;
+use rquickjs::{Context, Ctx, Persistent, Promise, Runtime, Value as JsValue};
+use tokio::sync::oneshot;
+
+use super::bridge::{Bridge, Next as BridgeNext};
+use super::failure::{
+    endowed, never_settles, out_of_memory, result_too_large, runtime_error, tool_error,
+};
+use super::recorder::Recorder;
+use super::script;
+use super::state::{RunResult, RunState, Stop};
+use crate::canvas::{CanvasError, CanvasErrorKind};
+use crate::diagnostic::Diagnostic;
+use crate::engine::host::{Host, ToolSpec};
+use crate::engine::quickjs::heap::{self, LimitedAllocator};
+use crate::engine::quickjs::reflect::{self, refused_allocations, RuntimeLimit};
+use crate::engine::realm::canvas::{self, CanvasHost};
+use crate::engine::realm::console::LogBuffer;
+use crate::engine::realm::endowments::{define_tools, set_variables};
+use crate::engine::realm::globals::{self, copy_promised};
+use crate::engine::realm::input;
+use crate::engine::realm::lockdown;
+use crate::engine::realm::modules::{self, Registry, SandboxLoader, SandboxResolver};
+use crate::engine::realm::timers::{self, Fired, Timers};
+use crate::engine::{
+    Command, Completion, EngineConfig, EngineError, EngineInbox, RunAbort, RunReport, RunRequest,
+    RunStats,
+};
+use crate::memory::MemoryAccount;
+use crate::program::{self, PreparedProgram, ProgramContext};
+use crate::scheduler::inbox::{Closed, Next};
+use crate::scheduler::pool;
+use crate::scheduler::stack::{self, PROGRAM_STACK_BYTES};
+use crate::value::Value;
+
+/// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
+/// console, tool or output call, or by the interrupt handler) so that none of them survives into
+/// the next run; past this many the context is reported dirty instead.
+const MAX_JOBS_AFTER_STOP: usize = 10_000;
+
+/// A run that gave its thread up while it waits for a tool.
+struct InFlight {
+    /// The script's promise, kept in the runtime.
+    promise: Persistent<Promise<'static>>,
+    /// The heap's refused allocations when the run began (see [`refused_allocations`]).
+    refused: u64,
+    program: PreparedProgram,
+    request: RunRequest,
+    reply: oneshot::Sender<RunReport>,
+    started: Instant,
+}
+
+/// The engine and what it owns. Fields drop in order: everything that holds QuickJS values
+/// goes before the runtime.
+struct Worker {
+    in_flight: Option<InFlight>,
+    context: Context,
+    state: Rc<RunState>,
+    bridge: Rc<Bridge>,
+    /// What the runtime takes from the system and what the engine holds for it, against
+    /// `memoryLimitBytes`.
+    memory: Rc<MemoryAccount>,
+    /// The sandbox's canvases, whose drawings a run returns as images.
+    canvas: CanvasHost,
+    /// The run's timers, when the executor has them (`timers: true`).
+    timers: Option<Rc<Timers>>,
+    /// What validation knows besides the code: the authorized imports (fixed at start) and the
+    /// tools installed so far.
+    program_context: ProgramContext,
+    /// Set once a run left the context untrustworthy (§7.6): later runs are refused.
+    dirty: bool,
+    _runtime: Runtime,
+}
+
+/// Engines alive in the process (built and not yet freed).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many engines (QuickJS runtimes) are alive in the process.
+pub fn live() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // The reclaim hook points into the runtime, which goes with the fields below.
+        self.memory.set_reclaim(None);
+        // The timer functions inside the runtime share the registry: its QuickJS values must go
+        // before the runtime frees those functions.
+        if let Some(timers) = &self.timers {
+            timers.cancel_all();
+        }
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A worker at rest in its inbox, or on its way to a pool thread.
+pub(crate) struct Resting(Box<Worker>);
+
+// SAFETY: a `Worker` is a closed world of `!Send` parts: the rquickjs `Runtime` and `Context`
+// (`Rc`s around QuickJS's runtime and context), the `Rc<RunState>`, `Rc<Bridge>`,
+// `Rc<MemoryAccount>` (with the charges that point to it) and the canvas host's `Rc` it shares with the native functions, classes and
+// allocator inside that runtime, the
+// `Persistent` handles of an in-flight run, and the `Cell`s and `RefCell`s inside them. Every
+// clone of those `Rc`s is owned by the worker itself or by the QuickJS runtime it owns (native
+// closures, the allocator, the module loader, the interrupt handler, the context's opaque slot),
+// and nothing the engine hands out holds one: what leaves it is plain data (`Value`s, reports,
+// log entries) or `Send` handles (`Arc<dyn Host>`, the inbox's `Weak`, oneshot senders, the
+// `Arc<AtomicBool>` shutdown flag). So moving the whole worker moves every reference to its
+// non-atomic counters and cells together, and they are only ever touched by the one thread that
+// holds the worker. That thread is unique: the worker moves only through its inbox's mutex (the
+// thread that takes it up has it alone until it puts it back, and the lock orders everything the
+// previous holder wrote before what the next one reads), or is dropped by the thread holding it.
+// QuickJS itself keeps no per-thread state (no thread-locals in quickjs-ng; rquickjs has none
+// either); its one tie to a thread, the stack top it measures recursion from, is reset by
+// `Worker::enter` each time a thread takes the worker up.
+unsafe impl Send for Resting {}
+
+/// Serves an engine's inbox on the calling pool thread until the engine rests, is handed to
+/// others, or is gone.
+pub(crate) fn serve(inbox: &Arc<EngineInbox>) {
+    let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve_inbox(inbox)));
+    if served.is_err() {
+        // A bug: answer everything still queued (and the caller of every later message) with
+        // "the engine has stopped" rather than leave it waiting.
+        inbox.close();
+    }
+}
+
+fn serve_inbox(inbox: &Arc<EngineInbox>) {
+    let mut worker = match inbox.take_up() {
+        Ok(Some(Resting(worker))) => worker,
+        Ok(None) => match start(inbox) {
+            Some(worker) => worker,
+            None => return,
+        },
+        Err(Closed) => return,
+    };
+    worker.enter();
+    loop {
+        let (command, held) = match inbox.next(Resting(worker)) {
+            Next::Message(command, Resting(held)) => (command, held),
+            Next::Rested => return,
+        };
+        worker = held;
+        match worker.handle(inbox, command) {
+            Handled::Continue => {}
+            Handled::Stop(done) => {
+                // Everything held by the runtime goes with it, on this thread.
+                drop(worker);
+                heap::memory_freed();
+                inbox.close();
+                if let Some(done) = done {
+                    let _ = done.send(());
+                }
+                return;
+            }
+        }
+        // Fairness: an engine with more work than the run it just finished lets executors
+        // that waited meanwhile go first.
+        if worker.in_flight.is_none() && inbox.has_mail() && pool::others_waiting() {
+            inbox.requeue(Resting(worker));
+            return;
+        }
+    }
+}
+
+/// Builds the engine from its first message; `None` if it could not be built (the inbox is
+/// closed then).
+fn start(inbox: &Arc<EngineInbox>) -> Option<Box<Worker>> {
+    let Some(Command::Start(config, host, shutdown, ready)) = inbox.pop() else {
+        inbox.close();
+        return None;
+    };
+    match Worker::build(config, host, shutdown, Arc::downgrade(inbox)) {
+        Ok(worker) => {
+            if ready.send(Ok(())).is_err() {
+                drop(worker);
+                inbox.close();
+                return None;
+            }
+            Some(worker)
+        }
+        Err(error) => {
+            let _ = ready.send(Err(error));
+            inbox.close();
+            None
+        }
+    }
+}
+
+/// What handling a message led to.
+enum Handled {
+    Continue,
+    /// The engine must be freed; the sender (if any) hears when it is.
+    Stop(Option<oneshot::Sender<()>>),
+}
+
+impl Worker {
+    fn build(
+        config: EngineConfig,
+        host: Arc<dyn Host>,
+        shutdown: Arc<AtomicBool>,
+        inbox: Weak<EngineInbox>,
+    ) -> Result<Box<Worker>, EngineError> {
+        let state = Rc::new(RunState::new(shutdown, &host));
+        let bridge = Rc::new(Bridge::new(inbox, host));
+        let memory = MemoryAccount::new(config.options.memory_limit_bytes);
+        let program_context = ProgramContext {
+            authorized_imports: config.options.authorized_imports.clone(),
+            tool_names: Vec::new(),
+            timers: config.options.timers,
+        };
+        let timers = config.options.timers.then(|| Rc::new(Timers::default()));
+        let (runtime, context, canvas) = build(config, &state, &bridge, &memory, timers.as_ref())?;
+        // Before a charge is refused, dropped canvases waiting for the cycle collector (a canvas
+        // and its context refer to each other) are collected.
+        let collector = context.with(|ctx| RuntimeLimit::of(&ctx));
+        memory.set_reclaim(Some(Rc::new(move || collector.collect_garbage())));
+        LIVE.fetch_add(1, Ordering::Relaxed);
+        Ok(Box::new(Worker {
+            in_flight: None,
+            context,
+            state,
+            bridge,
+            memory,
+            canvas,
+            timers,
+            program_context,
+            dirty: false,
+            _runtime: runtime,
+        }))
+    }
+
+    /// Makes the runtime measure recursion from the current thread's stack: the stack top it
+    /// recorded belongs to whichever thread held it before.
+    fn enter(&self) {
+        self.context
+            .with(|ctx| reflect::RuntimeLimit::of(&ctx).update_stack_top());
+    }
+
+    fn handle(&mut self, inbox: &Arc<EngineInbox>, command: Command) -> Handled {
+        if self.in_flight.is_some() {
+            self.bridge.receive_while_waiting(&self.state, command);
+            self.resume(inbox);
+            return Handled::Continue;
+        }
+        match command {
+            Command::Run(request, reply) => self.run(inbox, request, reply),
+            Command::DefineTools(tools, reply) => {
+                let _ = reply.send(self.define_tools(&tools));
+            }
+            Command::SetVariables(variables, reply) => {
+                let _ = reply.send(self.set_variables(&variables));
+            }
+            Command::Shutdown(done) => return Handled::Stop(done),
+            // Answers and wake-ups for runs that are over; a second start cannot happen.
+            Command::Tool(..) | Command::Wake | Command::Start(..) => {}
+        }
+        Handled::Continue
+    }
+
+    fn define_tools(&mut self, tools: &[ToolSpec]) -> Result<(), EngineError> {
+        let (bridge, state, installed) = (
+            &self.bridge,
+            &self.state,
+            &mut self.program_context.tool_names,
+        );
+        self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            let defined = define_tools(&ctx, tools, installed, bridge, state);
+            endowed(&ctx, refused, defined)
+        })
+    }
+
+    fn set_variables(&mut self, variables: &[(String, Value)]) -> Result<(), EngineError> {
+        let tools = &self.program_context.tool_names;
+        if let Some((name, _)) = variables.iter().find(|(name, _)| tools.contains(name)) {
+            return Err(EngineError::ToolName(name.clone()));
+        }
+        self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            let set = set_variables(&ctx, variables);
+            endowed(&ctx, refused, set)
+        })
+    }
+
+    fn run(
+        &mut self,
+        inbox: &Arc<EngineInbox>,
+        request: RunRequest,
+        reply: oneshot::Sender<RunReport>,
+    ) {
+        let started = Instant::now();
+        request.abort.mark_started(started);
+        *self.state.trace.borrow_mut() =
+            Recorder::start(&request.trace, started, request.code.len(), &self.memory);
+        let refuse = |error: EngineError, dirty: bool| {
+            let mut report = RunReport::refused(error, dirty);
+            report.stats.wall_time = started.elapsed();
+            report.trace = self.state.trace.take().map(Recorder::finish);
+            report
+        };
+        if request.abort.is_aborted() {
+            let _ = reply.send(refuse(EngineError::Aborted { started: false }, self.dirty));
+            return;
+        }
+        if self.dirty {
+            let _ = reply.send(refuse(EngineError::Dirty, true));
+            return;
+        }
+        let program =
+            program::prepare_safely(&request.code, &self.program_context, PROGRAM_STACK_BYTES);
+        if program.is_blocked() {
+            let _ = reply.send(refuse(EngineError::Invalid(program.diagnostics), false));
+            return;
+        }
+        if let Some(value) = &request.input {
+            if let Err(message) = self.context.with(|ctx| input::bind(&ctx, value)) {
+                let _ = reply.send(refuse(EngineError::Endowment(message), false));
+                return;
+            }
+        }
+        if let Some(recorder) = self.state.trace.borrow_mut().as_mut() {
+            recorder.set_positions(program.positions.clone());
+        }
+        let deadline = started + Duration::from_millis(request.timeout_ms);
+        self.state.begin(
+            request.max_operations,
+            deadline,
+            LogBuffer::new(request.log_levels.clone(), request.max_log_bytes)
+                .charged_to(&self.memory),
+            request.abort.clone(),
+        );
+        self.bridge.begin_run();
+        self.memory.begin_run();
+        let (state, bridge, timers) = (&self.state, &self.bridge, self.timers.as_deref());
+        let progress = self.context.with(|ctx| {
+            let refused = refused_allocations(&ctx);
+            match execute(&ctx, state, bridge, timers, &program) {
+                ScriptEnd::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
+                settled => Ok(conclude(
+                    &ctx, state, bridge, &program, &request, settled, refused,
+                )),
+            }
+        });
+        match progress {
+            Ok(concluded) => self.answer(
+                inbox,
+                concluded,
+                program.diagnostics,
+                reply,
+                (started, &request.abort),
+            ),
+            Err((promise, refused)) => {
+                self.in_flight = Some(InFlight {
+                    promise,
+                    refused,
+                    program,
+                    request,
+                    reply,
+                    started,
+                });
+                self.wait_off_thread(inbox);
+            }
+        }
+    }
+
+    /// Drives the in-flight run on: it settles, or waits again.
+    fn resume(&mut self, inbox: &Arc<EngineInbox>) {
+        let Some(in_flight) = self.in_flight.take() else {
+            return;
+        };
+        let (state, bridge, timers) = (&self.state, &self.bridge, self.timers.as_deref());
+        let progress = self.context.with(|ctx| {
+            let promise = match in_flight.promise.clone().restore(&ctx) {
+                Ok(promise) => promise,
+                // The promise is this runtime's own: restoring cannot fail, but if it did the
+                // run could only be stopped.
+                Err(_) => {
+                    state.stop_with(Stop::Shutdown);
+                    return Ok(conclude(
+                        &ctx,
+                        state,
+                        bridge,
+                        &in_flight.program,
+                        &in_flight.request,
+                        ScriptEnd::Stopped,
+                        in_flight.refused,
+                    ));
+                }
+            };
+            match drive(&ctx, state, bridge, timers, &promise) {
+                ScriptEnd::Waiting(_) => Err(()),
+                settled => Ok(conclude(
+                    &ctx,
+                    state,
+                    bridge,
+                    &in_flight.program,
+                    &in_flight.request,
+                    settled,
+                    in_flight.refused,
+                )),
+            }
+        });
+        match progress {
+            Ok(concluded) => self.answer(
+                inbox,
+                concluded,
+                in_flight.program.diagnostics,
+                in_flight.reply,
+                (in_flight.started, &in_flight.request.abort),
+            ),
+            Err(()) => {
+                self.in_flight = Some(in_flight);
+                self.wait_off_thread(inbox);
+            }
+        }
+    }
+
+    /// The in-flight run waits for an answer (or its next timer) without a thread: make sure
+    /// its next timer, or else its deadline, wakes it even if no answer ever comes.
+    fn wait_off_thread(&self, inbox: &Arc<EngineInbox>) {
+        if let Some(in_flight) = &self.in_flight {
+            let deadline = in_flight.started + Duration::from_millis(in_flight.request.timeout_ms);
+            let timer = self.timers.as_ref().and_then(|timers| timers.next_due());
+            inbox.wake_at(timer.map_or(deadline, |due| due.min(deadline)));
+        }
+    }
+
+    /// Ends the run and answers it. What arrived during the run and was set aside comes next,
+    /// before newer messages.
+    fn answer(
+        &mut self,
+        inbox: &EngineInbox,
+        (mut result, dirty): (Result<Completion, EngineError>, bool),
+        diagnostics: Vec<Diagnostic>,
+        reply: oneshot::Sender<RunReport>,
+        (started, abort): (Instant, &RunAbort),
+    ) {
+        // The run's code is over: encoding its images is outside its deadline (README
+        // "Canvas"), bounded by the pixels the memory limit allows and stopped by a shutdown.
+        abort.mark_finished();
+        let shutdown = Arc::clone(&self.state.shutdown);
+        let shutting_down = move || shutdown.load(Ordering::Relaxed);
+        // Encoded only for runs that drew and succeeded: other runs pay one empty-list check.
+        // The files stay charged until the answer has left.
+        let (images, _files) = match self.canvas.take_images(result.is_ok(), &shutting_down) {
+            Ok(taken) => taken,
+            Err(error) => {
+                result = Err(images_failed(error));
+                (Vec::new(), Vec::new())
+            }
+        };
+        let (tool_calls, tool_time) = self.bridge.end_run();
+        let timers_cancelled = self.timers.as_ref().map(|timers| timers.cancel_all());
+        self.state.end();
+        self.dirty |= dirty;
+        let report = RunReport {
+            result,
+            images,
+            logs: self.state.logs.borrow_mut().take(),
+            dirty,
+            diagnostics,
+            trace: self.state.trace.take().map(Recorder::finish),
+            stats: RunStats {
+                wall_time: started.elapsed(),
+                tool_time,
+                tool_calls,
+                operations: self.state.operations(),
+                peak_heap_bytes: u64::try_from(self.memory.peak()).unwrap_or(u64::MAX),
+                timers_cancelled,
+            },
+        };
+        inbox.put_back(self.bridge.take_set_aside().into_iter());
+        let _ = reply.send(report);
+    }
+}
+
+/// The failure of a run whose images could not be encoded.
+fn images_failed(error: CanvasError) -> EngineError {
+    match error.kind {
+        CanvasErrorKind::Interrupted => EngineError::Stopped,
+        CanvasErrorKind::Limit(limit) => EngineError::CanvasLimit {
+            limit,
+            message: format!("RangeError: the run's images: {}", error.message),
+            at: None,
+        },
+        _ => EngineError::Runtime {
+            message: error.message,
+            at: None,
+        },
+    }
+}
+
+fn build(
+    config: EngineConfig,
+    state: &Rc<RunState>,
+    bridge: &Rc<Bridge>,
+    memory: &Rc<MemoryAccount>,
+    timers: Option<&Rc<Timers>>,
+) -> Result<(Runtime, Context, CanvasHost), EngineError> {
+    let start_error = |error: rquickjs::Error| match error {
+        // The runtime or context could not be allocated (a heap too small to hold a context).
+        rquickjs::Error::Allocation => EngineError::Start(out_of_memory().to_string()),
+        error => EngineError::Start(error.to_string()),
+    };
+    // The allocator refuses what would pass the limit; QuickJS's own check of the blocks it
+    // uses (never more than the allocator counts) stays, for its early refusal of a string
+    // that cannot fit.
+    let runtime =
+        Runtime::new_with_alloc(LimitedAllocator(Rc::clone(memory))).map_err(start_error)?;
+    runtime.set_memory_limit(config.options.memory_limit_bytes);
+    state.max_value_bytes.set(config.options.max_value_bytes);
+    // Options never ask for more than the threads have (`options::MAX_STACK_BYTES`), nor for 0,
+    // which QuickJS (and rquickjs, for anything past that ceiling) takes as "no limit": an engine
+    // built by other means is held to the same bounds, so no value can let recursion run off the
+    // thread's stack.
+    runtime.set_max_stack_size(
+        config
+            .options
+            .max_stack_bytes
+            .clamp(crate::options::MIN_STACK_BYTES, stack::MAX_STACK_BYTES),
+    );
+    let interrupt_state = Rc::clone(state);
+    runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
+    let max_canvas_size = config.options.max_canvas_size;
+    let registry = Registry::new(config.options.authorized_imports, config.options.modules);
+    runtime.set_loader(
+        SandboxResolver(Rc::clone(&registry)),
+        SandboxLoader(Rc::clone(&registry)),
+    );
+    let context = reflect::new_context(&runtime).map_err(start_error)?;
+    let canvas = context
+        .with(|ctx| {
+            globals::install(&ctx, state)?;
+            modules::install_hook(&ctx, &registry, bridge, state)?;
+            if let Some(timers) = timers {
+                timers::install(&ctx, timers, state)?;
+            }
+            lockdown::lock_down(&ctx)?;
+            canvas::install(&ctx, state, memory, max_canvas_size)
+        })
+        .map_err(start_error)?;
+    // QuickJS leaves out a built-in it could not allocate without failing: a context built
+    // while the heap refused memory may lack parts, and is not used.
+    if context.with(|ctx| refused_allocations(&ctx)) != 0 {
+        return Err(EngineError::Start(out_of_memory().to_string()));
+    }
+    Ok((runtime, context, canvas))
+}
+
+/// How the script's promise ended.
+enum ScriptEnd<'js> {
+    /// With this value: the run's output if the script gave it as its result.
+    Resolved(JsValue<'js>),
+    Threw(JsValue<'js>),
+    /// Pending with no job left to run, no tool call in flight and no timer pending: nothing
+    /// can settle it.
+    Stuck,
+    /// User code was stopped (see [`RunState::stop`]).
+    Stopped,
+    /// Pending on tool answers that have not arrived, or timers not yet due: the run waits off
+    /// the thread.
+    Waiting(Promise<'js>),
+}
+
+/// Evaluates the program and drives its promise as far as it goes without waiting for a tool.
+fn execute<'js>(
+    ctx: &Ctx<'js>,
+    state: &RunState,
+    bridge: &Bridge,
+    timers: Option<&Timers>,
+    program: &PreparedProgram,
+) -> ScriptEnd<'js> {
+    #[cfg(feature = "bench-internals")]
+    reflect::set_loop_guard(
+        ctx,
+        crate::engine::LOOP_GUARDS
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .then_some(&state.loop_guard),
+    );
+    match script::evaluate(ctx, &program.transformed_code) {
+        Ok(promise) => drive(ctx, state, bridge, timers, &promise),
+        Err(rquickjs::Error::Exception) => ScriptEnd::Threw(ctx.catch()),
+        Err(other) => ScriptEnd::Threw(
+            rquickjs::String::from_str(ctx.clone(), &other.to_string())
+                .map(rquickjs::String::into_value)
+                .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone())),
+        ),
+    }
+}
+
+/// Ends a run whose promise settled (or that was stopped): runs what is left of its jobs and
+/// reads its outcome. Returns the outcome and whether the context can no longer be trusted.
+fn conclude<'js>(
+    ctx: &Ctx<'js>,
+    state: &RunState,
+    bridge: &Bridge,
+    program: &PreparedProgram,
+    request: &RunRequest,
+    settled: ScriptEnd<'js>,
+    refused: u64,
+) -> (Result<Completion, EngineError>, bool) {
+    // A promised result is copied before anything else runs, under the run's deadline (a
+    // getter is sandbox code).
+    let result = std::mem::replace(&mut *state.result.borrow_mut(), RunResult::None);
+    let site = result.site().map(str::to_owned);
+    let site = site.as_deref();
+    let output = match (result, &settled) {
+        (RunResult::Value(value), _) => Ok(value),
+        (RunResult::Promise { .. }, ScriptEnd::Resolved(value)) => {
+            copy_promised(ctx, value, state).map_err(|error| result_too_large(error, program, site))
+        }
+        _ => Ok(Value::Undefined),
+    };
+    let drained = drain(ctx, state);
+    if request.input.is_some() {
+        input::unbind(ctx);
+    }
+
+    let result = match state.stop.get() {
+        Some(Stop::FinalAnswer) => Ok(Completion {
+            output: state
+                .final_answer
+                .borrow_mut()
+                .take()
+                .unwrap_or(Value::Undefined),
+            is_final_answer: true,
+        }),
+        Some(Stop::MaxOperations) => Err(EngineError::MaxOperations {
+            limit: request.max_operations,
+        }),
+        Some(Stop::Timeout) => Err(EngineError::Timeout {
+            timeout_ms: request.timeout_ms,
+        }),
+        Some(Stop::Aborted) => Err(EngineError::Aborted { started: true }),
+        Some(Stop::Shutdown) => Err(EngineError::Stopped),
+        None => match settled {
+            ScriptEnd::Resolved(_) => output.map(|output| Completion {
+                output,
+                is_final_answer: false,
+            }),
+            ScriptEnd::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
+                Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program, site),
+                None => runtime_error(ctx, &thrown, program, site),
+            }),
+            ScriptEnd::Stuck => Err(never_settles(program, site)),
+            ScriptEnd::Stopped | ScriptEnd::Waiting(_) => Err(EngineError::Stopped),
+        },
+    };
+    // The heap refused memory during the run (or while its failure was described): whatever the
+    // run did next may rest on a part QuickJS silently left out (an error without its message,
+    // a property not set, a copy read as empty), so it fails at the limit even if the code
+    // caught the error (docs/limits-and-errors.md "Limits and what they guarantee"). A deadline or an abort still says why the run ended.
+    let stopped_from_outside = matches!(
+        state.stop.get(),
+        Some(Stop::Timeout | Stop::Aborted | Stop::Shutdown)
+    );
+    let result = if refused_allocations(ctx) != refused && !stopped_from_outside {
+        Err(out_of_memory())
+    } else {
+        result
+    };
+    let untrusted = matches!(
+        result,
+        Err(EngineError::Timeout { .. }
+            | EngineError::Aborted { .. }
+            | EngineError::Stopped
+            | EngineError::Limit {
+                limit: "memoryLimitBytes",
+                ..
+            })
+    );
+    (result, untrusted || !drained)
+}
+
+/// Runs the job queue, fires timers as they fall due, and settles tool promises as the host
+/// answers, until the script's promise settles, or it waits for answers or timers that are not
+/// there yet.
+fn drive<'js>(
+    ctx: &Ctx<'js>,
+    state: &RunState,
+    bridge: &Bridge,
+    timers: Option<&Timers>,
+    promise: &Promise<'js>,
+) -> ScriptEnd<'js> {
+    loop {
+        match promise.state() {
+            PromiseState::Resolved => {
+                return match promise.result::<JsValue>() {
+                    Some(Ok(value)) => ScriptEnd::Resolved(value),
+                    Some(Err(_)) => ScriptEnd::Threw(ctx.catch()),
+                    None => ScriptEnd::Resolved(JsValue::new_undefined(ctx.clone())),
+                };
+            }
+            PromiseState::Rejected => {
+                // `result` throws the rejection reason into the context; take it back out.
+                let _ = promise.result::<JsValue>();
+                return ScriptEnd::Threw(ctx.catch());
+            }
+            PromiseState::Pending => {
+                if state.stop.get().is_some() {
+                    return ScriptEnd::Stopped;
+                }
+                if ctx.execute_pending_job() {
+                    continue;
+                }
+                if let Some(timers) = timers.filter(|timers| timers.is_pending()) {
+                    // A callback this loop calls may never reach a guard or the interrupt
+                    // handler's poll: the deadline and abort are checked before each one.
+                    if state.should_interrupt() {
+                        return ScriptEnd::Stopped;
+                    }
+                    match timers.fire_due(ctx) {
+                        Fired::Ran => continue,
+                        Fired::Threw(thrown) => return ScriptEnd::Threw(thrown),
+                        Fired::NotYet if !bridge.has_pending_calls() => {
+                            return ScriptEnd::Waiting(promise.clone())
+                        }
+                        Fired::NotYet => {}
+                    }
+                } else if !bridge.has_pending_calls() {
+                    return ScriptEnd::Stuck;
+                }
+                match bridge.settle_next(ctx, state) {
+                    BridgeNext::Settled => {}
+                    BridgeNext::Stopped => return ScriptEnd::Stopped,
+                    BridgeNext::Waiting => return ScriptEnd::Waiting(promise.clone()),
+                }
+            }
+        }
+    }
+}
+
+/// Runs the jobs left after the script settled (late `.then` callbacks belong to this run, and
+/// must not run in the next one). Returns false if the queue could not be emptied.
+fn drain(ctx: &Ctx<'_>, state: &RunState) -> bool {
+    let mut after_stop = 0;
+    while ctx.execute_pending_job() {
+        if state.stop.get().is_some() {
+            after_stop += 1;
+            if after_stop > MAX_JOBS_AFTER_STOP {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::testing::FakeHost;
+    use crate::options::Options;
+    use crate::scheduler::stack::THREAD_STACK_BYTES;
+
+    fn on_engine_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(THREAD_STACK_BYTES)
+            .spawn(work)
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_worker_taken_up_by_another_thread_measures_recursion_on_that_threads_stack() {
+        let built = on_engine_thread(|| {
+            let host: Arc<dyn Host> = Arc::new(FakeHost::default());
+            let config = EngineConfig::from(&Options::default());
+            Worker::build(config, host, Arc::default(), Weak::new())
+                .map(Resting)
+                .map_err(|error| error.to_string())
+        })
+        .unwrap();
+        // The second thread's stack lies elsewhere: measured from the first thread's stack top,
+        // recursion would either fail at once or run off the end of the stack.
+        let caught = on_engine_thread(move || {
+            // The whole `Resting` moves (a closure would otherwise capture only its field).
+            let resting = built;
+            let Resting(worker) = resting;
+            worker.enter();
+            worker.context.with(|ctx| {
+                ctx.eval::<Vec<bool>, _>(
+                    "let depth = 0; function down() { depth++; down() } try { down() } catch (e) { [e instanceof RangeError, depth > 100] }",
+                )
+                .map_err(|error| error.to_string())
+            })
+        });
+        assert_eq!(caught, Ok(vec![true, true]));
+    }
+}
