@@ -38,8 +38,6 @@ use rquickjs::function::{Opt, Rest, This};
 use rquickjs::object::{Accessor, Property};
 use rquickjs::{Class, Coerced, Constructor, Ctx, Exception, Function, JsLifetime, Result, Value};
 
-#[cfg(test)]
-mod bounds_tests;
 mod context2d;
 mod stubs;
 
