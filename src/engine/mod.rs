@@ -75,6 +75,9 @@ pub struct RunRequest {
     /// The run's input, bound as the global `input` for this run only (`input.rs`); `None`
     /// binds nothing.
     pub input: Option<Value>,
+    /// When the run was asked for: its deadline counts from here (or from the end of the run it
+    /// was queued behind on the same executor, if that is later).
+    pub called_at: Instant,
 }
 
 impl RunRequest {
@@ -92,6 +95,7 @@ impl RunRequest {
                 ..crate::trace::TraceRequest::default()
             },
             input: None,
+            called_at: Instant::now(),
         }
     }
 
@@ -111,7 +115,8 @@ struct AbortShared {
     aborted: AtomicBool,
     /// The engine's inbox, once the run is queued: aborting wakes a run waiting for a tool.
     wake: Mutex<Option<Weak<EngineInbox>>>,
-    /// When the engine took the run up: its deadline is `timeoutMs` from here.
+    /// When the run's deadline began (see [`RunRequest::called_at`]): it is `timeoutMs` from
+    /// here.
     started: OnceLock<Instant>,
     /// Set once the run's code is over: what the engine still does for it (encoding its
     /// images) is outside its deadline.
@@ -135,7 +140,7 @@ impl RunAbort {
             .as_ref()
             .and_then(Weak::upgrade);
         if let Some(inbox) = inbox {
-            inbox.post(Command::Wake);
+            inbox.post_urgent(Command::Wake);
         }
     }
 
@@ -144,8 +149,7 @@ impl RunAbort {
         self.0.aborted.load(Ordering::SeqCst)
     }
 
-    /// When the engine took the run up (its deadline counts from there); `None` while it waits
-    /// in the queue.
+    /// When the run's deadline began, once the engine has taken the run up; `None` before.
     pub fn started_at(&self) -> Option<Instant> {
         self.0.started.get().copied()
     }
@@ -172,9 +176,13 @@ impl RunAbort {
 /// Figures about one run (§10.2 optional extensions).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunStats {
-    /// From the moment the engine took the run up (after any queueing) to its answer, including
-    /// validation.
+    /// From the moment the run's deadline began (its call, or the end of the run it was queued
+    /// behind on the same executor) to its answer: waits for a thread, validation and tool
+    /// calls included.
     pub wall_time: Duration,
+    /// The time the run held an engine thread: its time slices, synchronous tool calls
+    /// included; not the time it waited for a thread, nor for asynchronous tools or timers.
+    pub cpu_time: Duration,
     /// Time tool calls took, from call to answer (to settlement for async tools), summed over
     /// calls: overlapping calls each count in full.
     pub tool_time: Duration,
@@ -360,10 +368,12 @@ impl Engine {
     ) -> (Engine, oneshot::Receiver<Result<(), EngineError>>) {
         let (ready, ready_rx) = oneshot::channel();
         let shutdown = Arc::new(AtomicBool::new(false));
+        let stack_bytes = run::worker::checked_stack_bytes(&config);
         let inbox = EngineInbox::start(
             Command::Start(config, host, Arc::clone(&shutdown), ready),
             run::worker::serve,
             || Command::Wake,
+            stack_bytes,
         );
         (
             Engine {
@@ -415,7 +425,7 @@ impl Engine {
     fn signal_stop(&mut self, done: Option<oneshot::Sender<()>>) {
         self.stopped = true;
         self.shutdown.store(true, Ordering::Relaxed);
-        self.inbox.post(Command::Shutdown(done));
+        self.inbox.post_urgent(Command::Shutdown(done));
     }
 }
 

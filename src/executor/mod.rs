@@ -276,12 +276,16 @@ impl Executor {
             let waiting = guard.in_flight.saturating_sub(1);
             match (guard.state, guard.engine.as_ref()) {
                 (ExecutorState::Ready, Some(engine)) => {
-                    Ok(engine.run(request(code, &self.options)))
+                    // No run of this executor ahead of it: its deadline counts from now.
+                    let request = request(code, &self.options);
+                    let called_at = request.called_at;
+                    Ok((engine.run(request), Some(called_at)))
                 }
                 (ExecutorState::Running, Some(engine))
                     if queue && waiting < self.options.max_queued_runs =>
                 {
-                    Ok(engine.run(request(code, &self.options)))
+                    // Its deadline starts when the runs ahead of it end: the engine says when.
+                    Ok((engine.run(request(code, &self.options)), None))
                 }
                 (ExecutorState::Running, Some(_)) if queue => Err(ExecutorError::queue_full(
                     waiting,
@@ -295,11 +299,12 @@ impl Executor {
             })
         };
         async move {
-            let reply = match submitted {
-                Ok(reply) => reply,
+            let (reply, started) = match submitted {
+                Ok(submitted) => submitted,
                 Err(error) => return Settled::now(Err(error)),
             };
-            let (report, overdue) = match answer_by_deadline(reply, &watched, timeout_ms).await {
+            let answer = answer_by_deadline(reply, &watched, started, timeout_ms).await;
+            let (report, overdue) = match answer {
                 Some(answer) => (
                     answer.unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true)),
                     false,
@@ -400,18 +405,21 @@ impl Executor {
 /// The engine thread's answer to a run, or `None` once [`DEADLINE_GRACE`] has passed since the
 /// run's deadline without one: the thread is then stuck in work that cannot be interrupted, and
 /// the run is answered without it (a timeout; the executor becomes `DIRTY`, and `cleanup()`
-/// waits for the thread). A run still queued has no deadline yet; a run whose code is over
-/// (its images being encoded) has none any more.
+/// waits for the thread). The deadline counts from `started` (the call), or, for a run queued
+/// behind others of the same executor, from when the engine says it began; a run whose code is
+/// over (its images being encoded) has none any more.
 async fn answer_by_deadline(
     mut reply: tokio::sync::oneshot::Receiver<RunReport>,
     watched: &RunAbort,
+    started: Option<Instant>,
     timeout_ms: u64,
 ) -> Option<Result<RunReport, tokio::sync::oneshot::error::RecvError>> {
     let late = Duration::from_millis(timeout_ms).saturating_add(DEADLINE_GRACE);
     let overdue = |started: Instant| started.checked_add(late);
+    let began = || watched.started_at().or(started);
     loop {
-        // Until the run starts, its deadline is at least `late` from now: look again then.
-        let Some(give_up) = overdue(watched.started_at().unwrap_or_else(Instant::now)) else {
+        // Until a queued run's deadline begins, it is at least `late` from now: look again then.
+        let Some(give_up) = overdue(began().unwrap_or_else(Instant::now)) else {
             return Some(reply.await);
         };
         let mut alarm = alarm::Alarm::at(give_up);
@@ -424,12 +432,11 @@ async fn answer_by_deadline(
             return answered;
         }
         // A run whose code is over is only having its images encoded: bounded work outside
-        // its deadline (README "Canvas"), answered whenever it is done.
+        // its deadline (docs/canvas.md "Canvas: agents that draw"), answered whenever it is done.
         if watched.is_finished() {
             return Some(reply.await);
         }
-        let started = watched.started_at();
-        if started
+        if began()
             .and_then(overdue)
             .is_some_and(|at| at <= Instant::now())
         {
