@@ -548,8 +548,10 @@ export interface RunStats {
   /** Loop iterations the guard counted (what `maxOperations` limits). */
   operations: number
   /**
-   * The most bytes the executor's QuickJS heap held during the run (the whole runtime,
-   * including what earlier runs left in it).
+   * The most bytes the executor's memory account held during the run: what its QuickJS
+   * runtime took from the system and what the engine held for it (canvases, the run's
+   * images, trace and log buffers), the figure `memoryLimitBytes` bounds; earlier runs'
+   * leftovers included.
    */
   peakHeapBytes: number
   /**

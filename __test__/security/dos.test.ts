@@ -252,7 +252,7 @@ describe('denial of service: memory, sizes and nesting', () => {
     await executor.cleanup()
   })
 
-  it('canvas states, paths and strokes stay inside memoryLimitBytes, in the process’s RSS — issue 24', () => {
+  it('canvas states, paths and strokes stay inside memoryLimitBytes, in the process’s RSS', () => {
     // Saved states copy the dash list and the font; a path and what drawing it makes (tiny-skia's
     // edge list, a stroke's outline) live outside QuickJS's heap: 200 saves of a 1,000,000-entry
     // dash list took the process from 46 to 858 MiB under a 64 MiB limit. In a process of its
@@ -277,6 +277,44 @@ describe('denial of service: memory, sizes and nesting', () => {
     expect(measured.output).toEqual(['RangeError', null, 'memoryLimitBytes'])
     expect(measured.peakHeapBytes).toBeLessThanOrEqual(limit)
     expect(measured.rssGrowth).toBeLessThan(2 * limit)
+  })
+
+  it('canvas surfaces, image data, PNG encoding and trace volume are refused at memoryLimitBytes, in the process’s RSS', () => {
+    // Each holds memory outside QuickJS's heap (or makes QuickJS hold it): each ends with the
+    // memory limit's error, or drops what does not fit, with the account and the process's growth
+    // bounded by the limit. In a process of its own each, so that its RSS is this run's.
+    const limit = 16 * 1024 * 1024
+    const noise = (canvases: number) => `
+      for (let k = 0; k < ${canvases}; k++) {
+        const g = getCanvas(1024, 1024).getContext('2d')
+        const d = g.createImageData(1024, 1024), words = new Uint32Array(d.data.buffer)
+        let x = k + 1; for (let i = 0; i < words.length; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; words[i] = x }
+        g.putImageData(d, 0, 0)
+      }`
+    const fixture = fileURLToPath(new URL('../fixtures/rss-under-limit.cjs', import.meta.url))
+    const measure = (code: string, more: object = {}) => {
+      const child = spawnSync(process.execPath, [fixture, code, String(limit), JSON.stringify(more)], { encoding: 'utf8', timeout: 120_000 })
+      expect(child.status, child.stderr).toBe(0)
+      const measured = JSON.parse(child.stdout.trim().split('\n').pop()!)
+      expect(measured.peakHeapBytes, code).toBeLessThanOrEqual(limit)
+      expect(measured.rssGrowth, code).toBeLessThan(3 * limit)
+      return measured
+    }
+    const refused = { code: 'ERR_RUNTIME_EXCEPTION', limit: 'memoryLimitBytes' }
+    expect(measure('const keep = []; for (;;) keep.push(getCanvas(1024, 1024))')).toMatchObject(refused)
+    expect(measure(`const g = getCanvas(1024, 1024).getContext('2d'), keep = []; for (;;) keep.push(g.getImageData(0, 0, 1024, 1024))`)).toMatchObject(
+      refused,
+    )
+    // Two canvases of noise fit (8 MiB, and 4 MiB of image data to fill each); their PNGs, as
+    // large as their pixels, do not.
+    const images = measure(noise(2))
+    expect(images).toMatchObject(refused)
+    expect(images.message).toContain('PNG')
+    // 64 MiB of tool arguments for the trace, under a trace budget far above the limit: what does
+    // not fit in the account is dropped, and the run succeeds.
+    const trace = measure(`const arg = 'y'.repeat(1 << 20); for (let i = 0; i < 64; i++) echo(arg); 'done'`, { maxTraceBytes: 1 << 30 })
+    expect(trace.output).toBe('done')
+    expect(trace.droppedEvents).toBeGreaterThan(0)
   })
 
   it('an 8 MiB string output crosses whole — original', async () => {

@@ -143,8 +143,8 @@ declare_options! {
             default JsDefault::Number(DEFAULT_MAX_VALUE_BYTES as f64),
             bounds Bounds::at_least(MIN_MAX_VALUE_BYTES).bytes();
         /// The largest width or height of a sandbox canvas in pixels; `getCanvas` and
-        /// `new OffscreenCanvas` throw a `RangeError` above it. What a canvas holds also counts against
-        /// `memoryLimitBytes`.
+        /// `new OffscreenCanvas` throw a `RangeError` above it. What a canvas holds also counts
+        /// against `memoryLimitBytes`.
         max_canvas_size: u32 = "maxCanvasSize",
             default JsDefault::Number(crate::canvas::DEFAULT_MAX_CANVAS_SIZE as f64),
             bounds Bounds::at_least(1.0).at_most(MAX_CANVAS_SIZE);

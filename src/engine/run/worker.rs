@@ -119,8 +119,8 @@ pub(crate) struct Resting(Box<Worker>);
 
 // SAFETY: a `Worker` is a closed world of `!Send` parts: the rquickjs `Runtime` and `Context`
 // (`Rc`s around QuickJS's runtime and context), the `Rc<RunState>`, `Rc<Bridge>`,
-// `Rc<MemoryAccount>` (with the charges that point to it) and the canvas host's `Rc` it shares with the native functions, classes and
-// allocator inside that runtime, the
+// `Rc<MemoryAccount>` (with the charges that point to it) and the canvas host's `Rc` it shares
+// with the native functions, classes and allocator inside that runtime, the
 // `Persistent` handles of an in-flight run, and the `Cell`s and `RefCell`s inside them. Every
 // clone of those `Rc`s is owned by the worker itself or by the QuickJS runtime it owns (native
 // closures, the allocator, the module loader, the interrupt handler, the context's opaque slot),
@@ -500,8 +500,9 @@ impl Worker {
         reply: oneshot::Sender<RunReport>,
         (started, taken_up, abort): (Instant, Instant, &RunAbort),
     ) {
-        // The run's code is over: encoding its images is outside its deadline
-        // (docs/canvas.md "Canvas: agents that draw"), bounded by the pixels the memory limit allows and stopped by a shutdown.
+        // The run's code is over: encoding its images is outside its deadline (docs/canvas.md
+        // "Canvas: agents that draw"), bounded by the pixels the memory limit allows and
+        // stopped by a shutdown.
         abort.mark_finished();
         let shutdown = Arc::clone(&self.state.shutdown);
         let shutting_down = move || shutdown.load(Ordering::Relaxed);

@@ -179,9 +179,10 @@ async fn a_traced_run_answered_without_its_engine_ends_its_trace_and_stream_ther
 }
 
 /// A run whose code ends in time is answered with its images however long they take to encode:
-/// encoding comes after the run, outside its deadline (docs/canvas.md "Canvas: agents that draw"). Three large canvases
-/// take this suite's unoptimised PNG encoder seconds, far past the deadline and its grace; the
-/// answer was `ERR_EXEC_TIMEOUT` with `stillRunning` when encoding came first.
+/// encoding comes after the run, outside its deadline
+/// (docs/canvas.md "Canvas: agents that draw"). Three large canvases take this suite's
+/// unoptimised PNG encoder seconds, far past the deadline and its grace; the answer was
+/// `ERR_EXEC_TIMEOUT` with `stillRunning` when encoding came first.
 #[tokio::test]
 async fn images_are_encoded_after_the_run_outside_its_deadline() {
     let executor = Executor::new(

@@ -319,3 +319,35 @@ fn reentrant_arguments_keep_the_charges_right() {
     let report = run_on(&engine, "'x'.repeat(24 << 20).length", &options);
     assert!(report.result.is_ok(), "{:?}", report.result);
 }
+
+/// Hostile code that keeps what canvas calls hand it: canvases made in a loop, and the pixels of
+/// `getImageData` kept in an array, each end with the canvas's catchable `RangeError` naming the
+/// limit before the account passes it, and the executor stays usable.
+#[test]
+fn kept_canvases_and_image_data_are_refused_at_the_memory_limit() {
+    let options = limited(16 * MIB, 60_000);
+    for (what, code) in [
+        ("canvases", "keep.push(getCanvas(512, 512))"),
+        ("image data", "keep.push(g.getImageData(0, 0, 512, 512))"),
+    ] {
+        let engine = engine_with(FakeHost::default(), &options);
+        let report = run_on(
+            &engine,
+            &format!(
+                "const g = getCanvas(512, 512).getContext('2d'), keep = [];
+                 (() => {{ try {{ for (;;) {code} }} catch (e) {{ return `${{e.name}}: ${{e.limit}}: ${{keep.length}}` }} }})()"
+            ),
+            &options,
+        );
+        let out = text(&report);
+        assert!(
+            out.starts_with("RangeError: memoryLimitBytes: "),
+            "{what}: {out}"
+        );
+        let kept: usize = out.rsplit(": ").next().unwrap().parse().unwrap();
+        // 1 MiB each: most of the limit was used before the refusal, none of it past it.
+        assert!((8..16).contains(&kept), "{what}: {out}");
+        assert!(peak(&report) <= 16 * MIB, "{what}: peak {}", peak(&report));
+        assert!(!report.dirty, "{what}");
+    }
+}
