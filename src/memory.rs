@@ -142,8 +142,9 @@ impl MemoryAccount {
         hook();
     }
 
-    /// What a charge may take now: what the limit leaves, less the headroom kept for QuickJS.
-    fn chargeable(&self) -> usize {
+    /// What a charge may take now (without reclaiming): what the limit leaves, less the
+    /// headroom kept for QuickJS.
+    pub fn chargeable(&self) -> usize {
         self.available()
             .saturating_sub(HEADROOM.min(self.limit / 8))
     }
