@@ -80,8 +80,8 @@ impl Work<'_> {
     }
 }
 
-/// What stroking `path` costs: about a microsecond per unit (measured: 0.3–2 µs per point of a
-/// polyline, 1–2.5 per point of quadratics, 8–30 per point of cubics).
+/// What stroking `path` costs, in units of about a microsecond each
+/// (bench/README.md "A stroke's work").
 pub fn stroke_work(path: &Path) -> usize {
     path.segments()
         .map(|segment| match segment {
