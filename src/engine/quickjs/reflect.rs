@@ -156,10 +156,9 @@ pub(crate) struct PropDesc<'js> {
     pub(crate) writable: bool,
 }
 
-/// The memory limit and collector of a runtime, for native code that runs inside it (the canvas
-/// pixel budget, which lowers the heap limit while pixels are held). Its holder must not outlive
-/// the runtime: the canvas budget lives in the runtime's own objects, or on the engine thread
-/// that drops it before the runtime.
+/// The collector and stack limit of a runtime, for native code that runs inside it (the memory
+/// account's reclaim hook, which the engine clears before it frees the runtime). Its holder must
+/// not outlive the runtime.
 pub(crate) struct RuntimeLimit(*mut qjs::JSRuntime);
 
 impl RuntimeLimit {
@@ -167,12 +166,6 @@ impl RuntimeLimit {
     pub(crate) fn of(ctx: &Ctx<'_>) -> Self {
         // SAFETY: `ctx` is a live context; the call only reads its runtime pointer.
         Self(unsafe { qjs::JS_GetRuntime(ctx.as_raw().as_ptr()) })
-    }
-
-    /// Sets QuickJS's own heap limit (`memoryLimitBytes` minus what pixels hold).
-    pub(crate) fn set_memory_limit(&self, bytes: usize) {
-        // SAFETY: the runtime is alive (see the type's contract); this only writes a field.
-        unsafe { qjs::JS_SetMemoryLimit(self.0, bytes as qjs::size_t) };
     }
 
     /// Runs the cycle collector. QuickJS allows a collection wherever it could allocate.
@@ -810,6 +803,42 @@ impl<'a, 'js> Reflect<'a, 'js> {
             return None;
         }
         Some((buffer, offset as usize, byte_length as usize, bpe as usize))
+    }
+
+    /// A zeroed `ArrayBuffer` of `len` bytes, allocated by QuickJS (under `memoryLimitBytes`);
+    /// `None` with the engine's exception pending.
+    pub(crate) fn new_array_buffer(&self, len: usize) -> Option<Value<'js>> {
+        // SAFETY: with no source QuickJS allocates and zeroes `len` bytes; the result is an
+        // owned ArrayBuffer or the exception marker.
+        let raw = unsafe { qjs::JS_NewArrayBufferCopy(self.raw_ctx(), ptr::null(), len as _) };
+        // SAFETY: `raw` is owned and handed over.
+        let buffer = unsafe { Value::from_raw(self.ctx.clone(), raw) };
+        (!buffer.is_exception()).then_some(buffer)
+    }
+
+    /// Calls `f` with bytes `offset..offset + len` of an (Shared)ArrayBuffer in place; `None`
+    /// when detached or shorter. `f` must not run JS (which could detach or resize it).
+    pub(crate) fn with_array_buffer<R>(
+        &self,
+        buffer: &Value<'js>,
+        (offset, len): (usize, usize),
+        f: impl FnOnce(&mut [u8]) -> R,
+    ) -> Option<R> {
+        let mut size: qjs::size_t = 0;
+        // SAFETY: `buffer` is a live value; QuickJS checks its class. The returned pointer is
+        // valid for `size` bytes until the next JS call, and `f` makes none.
+        let data = unsafe { qjs::JS_GetArrayBuffer(self.raw_ctx(), &mut size, buffer.as_raw()) };
+        if data.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        if offset.checked_add(len)? > size as usize {
+            return None;
+        }
+        // SAFETY: `offset..offset + len` lies within the `size` bytes QuickJS reported.
+        Some(f(unsafe {
+            std::slice::from_raw_parts_mut(data.add(offset), len)
+        }))
     }
 
     /// `new Date(time)` with the engine's own constructor.

@@ -23,10 +23,11 @@ use super::failure::{
 use super::recorder::Recorder;
 use super::script;
 use super::state::{RunResult, RunState, Stop};
+use crate::canvas::{CanvasError, CanvasErrorKind};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolSpec};
-use crate::engine::quickjs::heap::{self, HeapMeter, MeteredAllocator};
-use crate::engine::quickjs::reflect::{self, refused_allocations};
+use crate::engine::quickjs::heap::{self, LimitedAllocator};
+use crate::engine::quickjs::reflect::{self, refused_allocations, RuntimeLimit};
 use crate::engine::realm::canvas::{self, CanvasHost};
 use crate::engine::realm::console::LogBuffer;
 use crate::engine::realm::endowments::{define_tools, set_variables};
@@ -36,8 +37,10 @@ use crate::engine::realm::lockdown;
 use crate::engine::realm::modules::{self, Registry, SandboxLoader, SandboxResolver};
 use crate::engine::realm::timers::{self, Fired, Timers};
 use crate::engine::{
-    Command, Completion, EngineConfig, EngineError, EngineInbox, RunReport, RunRequest, RunStats,
+    Command, Completion, EngineConfig, EngineError, EngineInbox, RunAbort, RunReport, RunRequest,
+    RunStats,
 };
+use crate::memory::MemoryAccount;
 use crate::program::{self, PreparedProgram, ProgramContext};
 use crate::scheduler::inbox::{Closed, Next};
 use crate::scheduler::stack::{self, PROGRAM_STACK_BYTES};
@@ -72,7 +75,9 @@ struct Worker {
     context: Context,
     state: Rc<RunState>,
     bridge: Rc<Bridge>,
-    heap: Rc<HeapMeter>,
+    /// What the runtime takes from the system and what the engine holds for it, against
+    /// `memoryLimitBytes`.
+    memory: Rc<MemoryAccount>,
     /// The sandbox's canvases, whose drawings a run returns as images.
     canvas: CanvasHost,
     /// The run's timers, when the executor has them (`timers: true`).
@@ -98,6 +103,8 @@ pub fn live() -> usize {
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        // The reclaim hook points into the runtime, which goes with the fields below.
+        self.memory.set_reclaim(None);
         // The timer functions inside the runtime share the registry: its QuickJS values must go
         // before the runtime frees those functions.
         if let Some(timers) = &self.timers {
@@ -112,8 +119,8 @@ pub(crate) struct Resting(Box<Worker>);
 
 // SAFETY: a `Worker` is a closed world of `!Send` parts: the rquickjs `Runtime` and `Context`
 // (`Rc`s around QuickJS's runtime and context), the `Rc<RunState>`, `Rc<Bridge>`,
-// `Rc<HeapMeter>` and the canvas host's `Rc` it shares with the native functions, classes and
-// allocator inside that runtime, the
+// `Rc<MemoryAccount>` (with the charges that point to it) and the canvas host's `Rc` it shares
+// with the native functions, classes and allocator inside that runtime, the
 // `Persistent` handles of an in-flight run, and the `Cell`s and `RefCell`s inside them. Every
 // clone of those `Rc`s is owned by the worker itself or by the QuickJS runtime it owns (native
 // closures, the allocator, the module loader, the interrupt handler, the context's opaque slot),
@@ -227,21 +234,25 @@ impl Worker {
     ) -> Result<Box<Worker>, EngineError> {
         let state = Rc::new(RunState::new(shutdown, &host));
         let bridge = Rc::new(Bridge::new(inbox, host));
-        let heap = Rc::new(HeapMeter::default());
+        let memory = MemoryAccount::new(config.options.memory_limit_bytes);
         let program_context = ProgramContext {
             authorized_imports: config.options.authorized_imports.clone(),
             tool_names: Vec::new(),
             timers: config.options.timers,
         };
         let timers = config.options.timers.then(|| Rc::new(Timers::default()));
-        let (runtime, context, canvas) = build(config, &state, &bridge, &heap, timers.as_ref())?;
+        let (runtime, context, canvas) = build(config, &state, &bridge, &memory, timers.as_ref())?;
+        // Before a charge is refused, dropped canvases waiting for the cycle collector (a canvas
+        // and its context refer to each other) are collected.
+        let collector = context.with(|ctx| RuntimeLimit::of(&ctx));
+        memory.set_reclaim(Some(Rc::new(move || collector.collect_garbage())));
         LIVE.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(Worker {
             in_flight: None,
             context,
             state,
             bridge,
-            heap,
+            memory,
             canvas,
             timers,
             program_context,
@@ -318,7 +329,7 @@ impl Worker {
         });
         request.abort.mark_started(started);
         *self.state.trace.borrow_mut() =
-            Recorder::start(&request.trace, started, request.code.len());
+            Recorder::start(&request.trace, started, request.code.len(), &self.memory);
         let deadline = started + Duration::from_millis(request.timeout_ms);
         let refuse = |error: EngineError, dirty: bool| {
             let mut report = RunReport::refused(error, dirty);
@@ -370,11 +381,12 @@ impl Worker {
         self.state.begin(
             request.max_operations,
             deadline,
-            LogBuffer::new(request.log_levels.clone(), request.max_log_bytes),
+            LogBuffer::new(request.log_levels.clone(), request.max_log_bytes)
+                .charged_to(&self.memory),
             request.abort.clone(),
         );
         self.bridge.begin_run();
-        self.heap.begin_run();
+        self.memory.begin_run();
         let (state, bridge, timers) = (&self.state, &self.bridge, self.timers.as_deref());
         let progress = self.context.with(|ctx| {
             let refused = refused_allocations(&ctx);
@@ -391,7 +403,7 @@ impl Worker {
                 concluded,
                 program.diagnostics,
                 reply,
-                (started, taken_up),
+                (started, taken_up, &request.abort),
             ),
             Err((promise, refused)) => {
                 self.in_flight = Some(InFlight {
@@ -453,7 +465,11 @@ impl Worker {
                 concluded,
                 in_flight.program.diagnostics,
                 in_flight.reply,
-                (in_flight.started, in_flight.taken_up),
+                (
+                    in_flight.started,
+                    in_flight.taken_up,
+                    &in_flight.request.abort,
+                ),
             ),
             Err(()) => {
                 in_flight.left = Instant::now();
@@ -482,18 +498,21 @@ impl Worker {
         (mut result, dirty): (Result<Completion, EngineError>, bool),
         diagnostics: Vec<Diagnostic>,
         reply: oneshot::Sender<RunReport>,
-        (started, taken_up): (Instant, Instant),
+        (started, taken_up, abort): (Instant, Instant, &RunAbort),
     ) {
+        // The run's code is over: encoding its images is outside its deadline (docs/canvas.md
+        // "Canvas: agents that draw"), bounded by the pixels the memory limit allows and
+        // stopped by a shutdown.
+        abort.mark_finished();
+        let shutdown = Arc::clone(&self.state.shutdown);
+        let shutting_down = move || shutdown.load(Ordering::Relaxed);
         // Encoded only for runs that drew and succeeded: other runs pay one empty-list check.
-        let images = match self.canvas.take_images(result.is_ok()) {
-            Ok(images) => images,
-            Err(message) => {
-                result = Err(EngineError::Runtime {
-                    message,
-                    at: None,
-                    error_name: None,
-                });
-                Vec::new()
+        // The files stay charged until the answer has left.
+        let (images, _files) = match self.canvas.take_images(result.is_ok(), &shutting_down) {
+            Ok(taken) => taken,
+            Err(error) => {
+                result = Err(images_failed(error));
+                (Vec::new(), Vec::new())
             }
         };
         let (tool_calls, tool_time) = self.bridge.end_run();
@@ -514,7 +533,7 @@ impl Worker {
                 tool_time,
                 tool_calls,
                 operations: self.state.operations(),
-                peak_heap_bytes: u64::try_from(self.heap.peak()).unwrap_or(u64::MAX),
+                peak_heap_bytes: u64::try_from(self.memory.peak()).unwrap_or(u64::MAX),
                 timers_cancelled,
             },
         };
@@ -524,11 +543,28 @@ impl Worker {
     }
 }
 
+/// The failure of a run whose images could not be encoded.
+fn images_failed(error: CanvasError) -> EngineError {
+    match error.kind {
+        CanvasErrorKind::Interrupted => EngineError::Stopped,
+        CanvasErrorKind::Limit(limit) => EngineError::CanvasLimit {
+            limit,
+            message: format!("RangeError: the run's images: {}", error.message),
+            at: None,
+        },
+        _ => EngineError::Runtime {
+            message: error.message,
+            at: None,
+            error_name: None,
+        },
+    }
+}
+
 fn build(
     config: EngineConfig,
     state: &Rc<RunState>,
     bridge: &Rc<Bridge>,
-    heap: &Rc<HeapMeter>,
+    memory: &Rc<MemoryAccount>,
     timers: Option<&Rc<Timers>>,
 ) -> Result<(Runtime, Context, CanvasHost), EngineError> {
     let start_error = |error: rquickjs::Error| match error {
@@ -536,8 +572,11 @@ fn build(
         rquickjs::Error::Allocation => EngineError::Start(out_of_memory().to_string()),
         error => EngineError::Start(error.to_string()),
     };
+    // The allocator refuses what would pass the limit; QuickJS's own check of the blocks it
+    // uses (never more than the allocator counts) stays, for its early refusal of a string
+    // that cannot fit.
     let runtime =
-        Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
+        Runtime::new_with_alloc(LimitedAllocator(Rc::clone(memory))).map_err(start_error)?;
     runtime.set_memory_limit(config.options.memory_limit_bytes);
     state.max_value_bytes.set(config.options.max_value_bytes);
     // Options never ask for more than the threads have (`options::MAX_STACK_BYTES`), nor for 0,
@@ -547,10 +586,7 @@ fn build(
     runtime.set_max_stack_size(checked_stack_bytes(&config));
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.interrupt_poll())));
-    let (max_canvas_size, memory_limit) = (
-        config.options.max_canvas_size,
-        config.options.memory_limit_bytes,
-    );
+    let max_canvas_size = config.options.max_canvas_size;
     let registry = Registry::new(config.options.authorized_imports, config.options.modules);
     runtime.set_loader(
         SandboxResolver(Rc::clone(&registry)),
@@ -565,7 +601,7 @@ fn build(
                 timers::install(&ctx, timers, state)?;
             }
             lockdown::lock_down(&ctx)?;
-            canvas::install(&ctx, state, heap, max_canvas_size, memory_limit)
+            canvas::install(&ctx, state, memory, max_canvas_size)
         })
         .map_err(start_error)?;
     // QuickJS leaves out a built-in it could not allocate without failing: a context built
