@@ -14,6 +14,7 @@ pub mod modules;
 pub mod options;
 pub mod program;
 pub mod prompt;
+pub mod session;
 pub mod tool_args;
 pub mod trace;
 pub mod value;
