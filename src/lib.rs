@@ -16,6 +16,7 @@ pub mod program;
 pub mod prompt;
 pub mod session;
 pub mod tool_args;
+pub mod tools;
 pub mod trace;
 pub mod value;
 

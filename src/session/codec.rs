@@ -12,9 +12,10 @@
 use std::sync::Arc;
 
 use super::image::{self, Image, Kind, Lexical, Node, Property, PropertyValue, Slot};
-use super::{Event, Journal, Origin, Outcome, RunEnd, RunRecord, Session, Step, Terms};
-use crate::engine::host::{ToolFailure, ToolResult, ToolSpec};
+use super::{Event, Journal, Origin, Outcome, PausedCall, RunEnd, RunRecord, Session, Step, Terms};
+use crate::modules::{ModuleExport, ModuleSpec};
 use crate::options::LogLevel;
+use crate::tools::{ToolFailure, ToolResult, ToolSpec};
 use crate::value::{TypedArrayKind, Value, MAX_DEPTH};
 
 /// Why bytes are not a session.
@@ -31,12 +32,40 @@ pub enum CodecError {
     Trailing(usize),
 }
 
-/// Writes `session`.
-pub fn encode(session: &Session) -> Vec<u8> {
+/// Writes the session made under `terms` whose journal is `journal`.
+pub fn encode(terms: &Terms, journal: &Journal) -> Vec<u8> {
     let mut out = Writer(Vec::with_capacity(1024));
-    out.terms(&session.terms);
-    out.journal(&session.journal);
+    out.terms(terms);
+    out.journal(journal);
     out.0
+}
+
+/// The SHA-256 of a registered module's canonical encoding (its source text, or its exports:
+/// names, data values, and which are functions), which a session's terms name it by.
+pub fn module_digest(spec: &ModuleSpec) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut out = Writer(Vec::new());
+    match spec {
+        ModuleSpec::Source(source) => {
+            out.u8(0);
+            out.str(source);
+        }
+        ModuleSpec::Object(exports) => {
+            out.u8(1);
+            out.len(exports.len());
+            for (name, export) in exports {
+                out.str(name);
+                match export {
+                    ModuleExport::Data(value) => {
+                        out.u8(0);
+                        out.value(value);
+                    }
+                    ModuleExport::Function => out.u8(1),
+                }
+            }
+        }
+    }
+    Sha256::digest(&out.0).into()
 }
 
 /// Reads a session from all of `bytes`.
@@ -261,9 +290,16 @@ impl Writer {
                 self.u8(5);
                 self.bool(*fitted);
             }
-            Event::Paused(reason) => {
+            Event::Paused(paused) => {
                 self.u8(6);
-                self.value(reason);
+                self.varint(u64::from(paused.call));
+                self.str(&paused.tool);
+                self.len(paused.args.len());
+                for arg in &paused.args {
+                    self.value(arg);
+                }
+                self.option_varint(paused.line.map(u64::from));
+                self.value(&paused.reason);
             }
         }
     }
@@ -405,6 +441,7 @@ impl Writer {
     fn image(&mut self, image: &Image) {
         self.varint(image.random_state);
         self.f64(image.time_origin);
+        self.f64(image.performance_now);
         self.varint(image.timer_sequence);
         self.varint(u64::from(image.timer_last_id));
         self.tools(&image.tools);
@@ -874,7 +911,28 @@ impl Reader<'_> {
             }
             4 => Ok(Event::Timer(self.varint("a timer")?)),
             5 => Ok(Event::Canvas(self.bool("a canvas reservation")?)),
-            6 => Ok(Event::Paused(self.value()?)),
+            6 => {
+                let call = self.u32("a paused call")?;
+                let tool = self.string("a paused call's tool")?;
+                let count = self.count("a paused call's arguments")?;
+                let mut args = Vec::with_capacity(count);
+                for _ in 0..count {
+                    args.push(self.value()?);
+                }
+                let line = match self.option_varint("a paused call's line")? {
+                    Some(line) => Some(u32::try_from(line).map_err(|_| {
+                        self.malformed(format!("a paused call's line: {line} is too large"))
+                    })?),
+                    None => None,
+                };
+                Ok(Event::Paused(Box::new(PausedCall {
+                    call,
+                    tool,
+                    args,
+                    line,
+                    reason: self.value()?,
+                })))
+            }
             other => Err(self.malformed(format!("{other} is not an event"))),
         }
     }
@@ -1076,6 +1134,7 @@ impl Reader<'_> {
     fn image(&mut self) -> Result<Image, CodecError> {
         let random_state = self.varint("the random state")?;
         let time_origin = self.f64("the clock origin")?;
+        let performance_now = self.f64("the last performance.now()")?;
         let timer_sequence = self.varint("the timer sequence")?;
         let timer_last_id = self.u32("the last timer id")?;
         let tools = self.tools()?;
@@ -1113,6 +1172,7 @@ impl Reader<'_> {
         Ok(Image {
             random_state,
             time_origin,
+            performance_now,
             timer_sequence,
             timer_last_id,
             tools,

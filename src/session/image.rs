@@ -12,7 +12,7 @@
 //! kind listed here: anything else (functions the session made, canvases, promises, …) is left
 //! to the journal, which replays the runs since the last checkpoint.
 
-use crate::engine::host::ToolSpec;
+use crate::tools::ToolSpec;
 use crate::value::TypedArrayKind;
 
 /// The state of a session at rest.
@@ -22,6 +22,8 @@ pub struct Image {
     pub random_state: u64,
     /// `performance.timeOrigin`.
     pub time_origin: f64,
+    /// The last value `performance.now()` gave (a restored session's clock continues from it).
+    pub performance_now: f64,
     /// The timers' creation counter and the last timer id handed out (ids are observable).
     pub timer_sequence: u64,
     pub timer_last_id: u32,

@@ -20,8 +20,8 @@ pub mod seal;
 
 use std::sync::Arc;
 
-use crate::engine::host::{ToolResult, ToolSpec};
 use crate::options::LogLevel;
+use crate::tools::{ToolResult, ToolSpec};
 use crate::value::Value;
 
 pub use seal::{SnapshotError, SnapshotProblem};
@@ -111,8 +111,25 @@ pub enum Event {
     /// Whether a canvas's pixels fitted in what `memoryLimitBytes` left (a canvas that does not
     /// fit throws a `RangeError`): what the heap held then is not the same after a restore.
     Canvas(bool),
-    /// A tool asked the run to pause (`pauseRun(reason)`): the call is answered by `resume()`.
-    Paused(Value),
+    /// A tool asked the run to pause (`pauseRun(reason)`) at a call (a synchronous call where
+    /// the run was in it, else the promise the event loop settled): the call is answered by
+    /// `resume()`. Always a run's last event.
+    Paused(Box<PausedCall>),
+}
+
+/// The call a run paused at (`CodeOutput.paused`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PausedCall {
+    /// The call's number in the run.
+    pub call: u32,
+    /// The tool called.
+    pub tool: String,
+    /// Its arguments (as the tool received them).
+    pub args: Vec<Value>,
+    /// The line of the user's code that made the call.
+    pub line: Option<u32>,
+    /// What the tool gave `pauseRun(reason)`.
+    pub reason: Value,
 }
 
 /// How a run ended, as replay must see it end again.
@@ -154,6 +171,23 @@ pub struct Terms {
 }
 
 impl Terms {
+    /// The terms of an executor made with `options`.
+    pub fn of(options: &crate::options::Options) -> Self {
+        Self {
+            timers: options.timers,
+            authorized_imports: options.authorized_imports.clone(),
+            modules: options
+                .modules
+                .iter()
+                .map(|(name, spec)| (name.clone(), codec::module_digest(spec)))
+                .collect(),
+            max_canvas_size: options.max_canvas_size,
+            max_value_bytes: options.max_value_bytes,
+            max_stack_bytes: options.max_stack_bytes,
+            log_levels: options.collect_console_levels.clone(),
+        }
+    }
+
     /// The first option (by its name in `ExecutorOptions`) in which `other` differs.
     pub fn first_difference(&self, other: &Terms) -> Option<&'static str> {
         if self.timers != other.timers {

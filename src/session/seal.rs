@@ -19,7 +19,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use super::codec::{self, CodecError};
-use super::Session;
+use super::{Journal, Session, Terms};
 
 const MAGIC: &[u8; 8] = b"SESSNAP\0";
 /// The layout written here and in `codec.rs`.
@@ -123,9 +123,10 @@ impl From<CodecError> for SnapshotError {
     }
 }
 
-/// Writes `session` as a snapshot, signed with `key` when one is given.
-pub fn seal(session: &Session, key: Option<&[u8]>) -> Vec<u8> {
-    let payload = codec::encode(session);
+/// Writes the session made under `terms` with `journal` as a snapshot, signed with `key` when
+/// one is given.
+pub fn seal(terms: &Terms, journal: &Journal, key: Option<&[u8]>) -> Vec<u8> {
+    let payload = codec::encode(terms, journal);
     let mut out = Vec::with_capacity(payload.len() + 128);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
