@@ -175,12 +175,33 @@ describe('ses-exec FILE', () => {
     expect(error.trace.at(-1)).toMatchObject({ type: 'run_end', outcome: 'error', error: { code: 'ERR_RUNTIME_EXCEPTION' } })
   })
 
-  it('--help lists every ExecutorOptions flag', async () => {
+  it('--help lists a flag for every ExecutorOptions field but the callbacks and the tracer', async () => {
     const run = await sesExec(['--help'])
     expect(run.code).toBe(0)
-    for (const flag of ['--max-operations', '--timeout-ms', '--run-concurrency', '--max-queued-runs', '--authorized-imports', '--max-log-bytes', '--collect-console-levels', '--memory-limit-bytes', '--max-stack-bytes', '--max-canvas-size', '--module', '--tools', '--workspace', '--json', '--trace']) {
-      expect(run.stdout).toContain(flag)
-    }
+    // The fields as the typings declare them, so that a new option without a flag fails here.
+    const typings = await readFile(path.join(root, 'binding.d.ts'), 'utf8')
+    const body = /export interface ExecutorOptions \{([\s\S]*?)\n\}/.exec(typings)?.[1] ?? ''
+    const fields = [...body.matchAll(/^  (\w+)\?:/gm)].map((m) => m[1])
+    expect(fields).toContain('maxValueBytes')
+    const flagOf = (field: string) =>
+      field === 'modules' ? '--module' : `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+    const missing = fields
+      .filter((field) => !['onLog', 'onEvent', 'tracer'].includes(field))
+      .filter((field) => !run.stdout.includes(`${flagOf(field)} `))
+    expect(missing).toEqual([])
+    for (const flag of ['--tools', '--workspace', '--json', '--images']) expect(run.stdout).toContain(flag)
+  })
+
+  it('--timers gives the sandbox timers, --max-value-bytes and --max-trace-bytes reach the executor', async () => {
+    const timers = await sesExec(['--timers', '-'], 'await new Promise((r) => setTimeout(r, 5)); "slept"')
+    expect(timers.stdout).toContain("output: 'slept'")
+    expect(timers.code).toBe(0)
+    const small = await sesExec(['--max-value-bytes', '1024', '--json', '-'], '"x".repeat(4096)')
+    expect(small.code).toBe(1)
+    expect(JSON.parse(small.stdout).error.details).toMatchObject({ limit: 'maxValueBytes', max: 1024 })
+    const trace = await sesExec(['--max-trace-bytes', '512', '-'], '1')
+    expect(trace.code).toBe(64)
+    expect(trace.stderr).toMatch(/maxTraceBytes/)
   })
 })
 

@@ -80,7 +80,7 @@ describe('stress', () => {
     clearInterval(watch)
     expect(checked.reduce((a, b) => a + b, 0)).toBe(EXECUTORS * RUNS)
     expect(mostThreads).toBeGreaterThan(0)
-    // Beyond the size only while runs wait for Node's thread on a sync tool (engine/pool.rs).
+    // Beyond the size only while runs wait for Node's thread on a sync tool (src/scheduler/pool.rs).
     expect(mostThreads).toBeLessThanOrEqual(enginePoolStats().maxThreads)
 
     await Promise.all(executors.map(({ executor }) => executor.cleanup()))

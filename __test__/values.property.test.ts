@@ -1,5 +1,5 @@
 // Property test of the one structured-clone walk (DESIGN.md "Values across the boundary",
-// src/value/walk.rs): for generated values, the round trip host → sandbox → host gives what
+// src/value/walk/mod.rs): for generated values, the round trip host → sandbox → host gives what
 // Node's own `structuredClone` gives: the same types, holes, -0 and NaN, BigInts, byte
 // contents, typed-array views over shared buffers, and the same graph of shared references and
 // cycles. Two paths are checked per value: as a variable read back as the output (Node reads,

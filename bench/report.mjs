@@ -19,7 +19,7 @@ const DEFINITIONS = {
 }
 
 /** Number with 3 significant digits at most (never exponent notation). */
-function num(value) {
+export function num(value) {
   if (value == null || Number.isNaN(value)) return '–'
   const abs = Math.abs(value)
   const digits = abs >= 100 ? 0 : abs >= 10 ? 1 : abs >= 1 ? 2 : 3
@@ -27,7 +27,7 @@ function num(value) {
 }
 
 /** A duration in µs or ms shown in the unit that reads best. */
-function quantity(value, unit) {
+export function quantity(value, unit) {
   if (unit === 'µs' && value >= 10_000_000) return `${num(value / 1_000_000)} s`
   if (unit === 'µs' && value >= 10_000) return `${num(value / 1_000)} ms`
   if (unit === 'ms' && value >= 10_000) return `${num(value / 1_000)} s`
@@ -285,12 +285,15 @@ function table(header, rows) {
   ].join('\n')
 }
 
-/** The part of RESULTS.md that README.md quotes between its bench markers. */
-export function renderSummary(results) {
+/**
+ * The part of RESULTS.md that docs/performance.md quotes between its bench markers; `base` is the
+ * path from the quoting page to the repository's root.
+ */
+export function renderSummary(results, base = '') {
   const { machine } = results
   return [
     `Measured by \`npm run bench\` on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ` +
-      `${machine.date.slice(0, 10)} (median / p95; full notes in [bench/RESULTS.md](bench/RESULTS.md)):`,
+      `${machine.date.slice(0, 10)} (median / p95; full notes in [bench/RESULTS.md](${base}bench/RESULTS.md)):`,
     ...(results.note ? ['', `**Note on this run:** ${results.note}`] : []),
     '',
     mainTable(results),

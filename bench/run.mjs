@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { fill, pages } from '../scripts/docs-figures.mjs'
 import { render, renderSummary } from './report.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -21,7 +22,7 @@ const note = args.find((a) => a.startsWith('--note='))?.slice('--note='.length)
 const PEERS = ['ses-executor', 'isolated-vm', 'quickjs-emscripten', 'ses', 'node-vm', 'pyodide']
 const CHILD_TIMEOUT_MS = quick ? 120_000 : 900_000
 
-// `--report-only`: render RESULTS.md (and README's quote) again from results.json, measuring
+// `--report-only`: render RESULTS.md (and docs/performance.md's quote) again from results.json, measuring
 // nothing, e.g. after a change to the report's layout.
 if (args.includes('--report-only')) {
   const saved = JSON.parse(readFileSync(path.join(here, `results${quick ? '.quick' : ''}.json`), 'utf8'))
@@ -98,21 +99,34 @@ function runChild(id, out, selection) {
   }
 }
 
-/** RESULTS.md, printed too; a full run of every peer also refreshes what README.md quotes. */
+/**
+ * RESULTS.md, printed too; a full run of every peer also refreshes what docs/performance.md
+ * quotes and every figure README.md and docs/ mark (scripts/docs-figures.mjs).
+ */
 function publish(results) {
   const markdown = render(results)
   writeFileSync(path.join(here, `RESULTS${results.quick ? '.quick' : ''}.md`), markdown)
   console.log(`\n${markdown}`)
   if (results.quick || results.peers.length < PEERS.length) return
-  const readme = path.join(root, 'README.md')
+  const readme = path.join(root, 'docs', 'performance.md')
   const text = readFileSync(readme, 'utf8')
   const [open, close] = ['<!-- bench:start -->', '<!-- bench:end -->']
   const from = text.indexOf(open)
   const to = text.indexOf(close)
   if (from >= 0 && to > from) {
-    const quoted = `${open}\n${renderSummary(results)}\n${close}`
+    const quoted = `${open}\n${renderSummary(results, '../')}\n${close}`
     writeFileSync(readme, text.slice(0, from) + quoted + text.slice(to + close.length))
-    console.log('updated the results quoted in README.md')
+    console.log('updated the results quoted in docs/performance.md')
+  }
+  // Every figure the docs quote (`<!-- bench: KEY -->`) follows this run.
+  for (const page of pages()) {
+    const file = path.join(root, page)
+    const { text: filled, changes, errors } = fill(readFileSync(file, 'utf8'), results)
+    for (const error of errors) console.error(`${page}: ${error}`)
+    if (changes.length > 0) {
+      writeFileSync(file, filled)
+      console.log(`updated ${changes.length} figures in ${page}`)
+    }
   }
 }
 

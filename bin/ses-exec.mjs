@@ -21,7 +21,7 @@ const USAGE = `Usage: ses-exec [options] [FILE | -]
 Runs FILE (or standard input for "-") in a fresh sandboxed executor and prints its logs,
 output and is_final_answer. Without FILE, opens a REPL whose state persists between lines.
 
-Options (every ExecutorOptions field):
+Options (every ExecutorOptions field but the callbacks onLog and onEvent and the tracer):
   --max-operations N          loop iterations a run may make (default 50000)
   --timeout-ms N              wall-clock budget of a run in ms (default 10000)
   --run-concurrency MODE      "reject" or "queue" (default reject)
@@ -31,7 +31,12 @@ Options (every ExecutorOptions field):
   --collect-console-levels L  comma-separated levels to collect (default log,info,warn,error)
   --memory-limit-bytes N      heap limit of the sandbox (default 268435456)
   --max-stack-bytes N         stack limit of the sandbox (default 1048576)
+  --max-value-bytes N         largest value that may cross between host and sandbox
+                              (default 67108864)
   --max-canvas-size N         largest width or height of a sandbox canvas (default 8192)
+  --max-trace-bytes N         budget of a run's trace (default 1048576)
+  --timers                    give the sandbox setTimeout, setInterval, clearTimeout and
+                              clearInterval
   --module NAME=FILE          registers FILE's source as module NAME (repeatable; the name
                               must also be in --authorized-imports)
 Host tools:
@@ -65,7 +70,10 @@ const OPTION_SPEC = {
   'collect-console-levels': { type: 'string' },
   'memory-limit-bytes': { type: 'string' },
   'max-stack-bytes': { type: 'string' },
+  'max-value-bytes': { type: 'string' },
   'max-canvas-size': { type: 'string' },
+  'max-trace-bytes': { type: 'string' },
+  timers: { type: 'boolean' },
   images: { type: 'string' },
   module: { type: 'string', multiple: true },
   tools: { type: 'string' },
@@ -83,7 +91,9 @@ const NUMERIC = {
   'max-log-bytes': 'maxLogBytes',
   'memory-limit-bytes': 'memoryLimitBytes',
   'max-stack-bytes': 'maxStackBytes',
+  'max-value-bytes': 'maxValueBytes',
   'max-canvas-size': 'maxCanvasSize',
+  'max-trace-bytes': 'maxTraceBytes',
 }
 
 /** `ExecutorOptions` from the flags; the executor itself checks the values (§3.3). */
@@ -98,6 +108,7 @@ async function executorOptions(values) {
     options[key] = number
   }
   if (values['run-concurrency'] !== undefined) options.runConcurrency = values['run-concurrency']
+  if (values.timers) options.timers = true
   const list = (text) => text.split(',').map((item) => item.trim()).filter(Boolean)
   if (values['authorized-imports'] !== undefined) options.authorizedImports = list(values['authorized-imports'])
   if (values['collect-console-levels'] !== undefined) options.collectConsoleLevels = list(values['collect-console-levels'])

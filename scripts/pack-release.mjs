@@ -138,7 +138,16 @@ function report(packed) {
     console.log(`\n${filename}  ${kib(size)} (${kib(unpackedSize)} unpacked, ${files.length} files)`)
     for (const file of files) console.log(`  ${kib(file.size).padStart(12)}  ${file.path}`)
   }
-  writeFileSync(path.join(outDir, 'tarballs.json'), `${JSON.stringify(packed.map(({ filename, name, version, size }) => ({ filename, name, version, size })), null, 2)}\n`)
+  // `binaryBytes`: the addon's own size, which the README quotes (test:package checks it).
+  const described = packed.map(({ filename, name, version, size, unpackedSize, files }) => ({
+    filename,
+    name,
+    version,
+    size,
+    unpackedSize,
+    binaryBytes: files.find((file) => file.path.endsWith('.node'))?.size,
+  }))
+  writeFileSync(path.join(outDir, 'tarballs.json'), `${JSON.stringify(described, null, 2)}\n`)
 }
 
 function napi(cwd, ...args) {

@@ -8,7 +8,7 @@
 // `tsc`, and, in a second project without the platform package, the error that names what to do.
 // Needs the addon built (`npm install` or `npm run build`); prints what was installed.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
@@ -42,6 +42,33 @@ try {
   const main = tarballs.find((tarball) => tarball.name === NAME)
   const platforms = tarballs.filter((tarball) => tarball !== main)
   const tarballPath = (tarball) => path.join(tarballDir, tarball.filename)
+
+  check('the sizes README.md and the docs quote are those of these tarballs (within 10 %)', () => {
+    const linux = platforms.find((tarball) => tarball.name === `${NAME}-linux-x64-gnu`)
+    const actual = {
+      'main.tarball': main.size,
+      'main.unpacked': main.unpackedSize,
+      // The docs quote Linux x64's binary; another platform's packs check the main package only.
+      ...(linux ? { 'binary.tarball': linux.size, 'binary.unpacked': linux.binaryBytes } : {}),
+    }
+    const unit = { KiB: 1024, MiB: 1024 * 1024 }
+    let quoted = 0
+    for (const page of docPages()) {
+      const text = readFileSync(path.join(root, page), 'utf8')
+      for (const [, key, value, suffix] of text.matchAll(/<!-- pack: ([\w.]+) -->([\d.]+) (KiB|MiB)<!-- \/pack -->/g)) {
+        quoted++
+        if (!(key in actual)) {
+          if (key.startsWith('binary.')) continue
+          throw new Error(`${page}: no tarball figure ${key}`)
+        }
+        const bytes = Number(value) * unit[suffix]
+        if (Math.abs(bytes - actual[key]) > actual[key] * 0.1) {
+          throw new Error(`${page}: ${key} reads ${value} ${suffix}, the tarballs say ${(actual[key] / unit[suffix]).toFixed(1)} ${suffix}`)
+        }
+      }
+    }
+    if (quoted === 0) throw new Error('no <!-- pack: … --> figure found in the docs')
+  })
 
   section('a new project, outside the checkout')
   const app = project('app')
@@ -177,6 +204,20 @@ try {
   else console.log(`\nkept ${work} for inspection`)
   console.log(`\n${results.length - failed.length} passed, ${failed.length} failed`)
   process.exitCode = failed.length === 0 && results.length > 0 ? 0 : 1
+}
+
+/** README.md, CONTRIBUTING.md and the pages of docs/. */
+function docPages() {
+  const pages = ['README.md', 'CONTRIBUTING.md']
+  const walk = (dir) => {
+    for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, entry.name)
+      if (entry.isDirectory()) walk(rel)
+      else if (entry.name.endsWith('.md')) pages.push(rel)
+    }
+  }
+  walk('docs')
+  return pages
 }
 
 function section(title) {

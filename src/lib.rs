@@ -14,6 +14,7 @@ pub mod modules;
 pub mod options;
 pub mod program;
 pub mod prompt;
+pub mod scheduler;
 pub mod session;
 pub mod tool_args;
 pub mod tools;

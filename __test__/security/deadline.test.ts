@@ -3,10 +3,10 @@
 // cleanup() no thread of ours uses CPU. The built-ins below looped in C without asking QuickJS's
 // interrupt handler, so these runs never settled (or only after seconds to minutes) and their
 // threads went on spinning after cleanup(); vendor/quickjs-patches/0110–0113 make them ask, and
-// the Rust suite has one test per patched loop (src/engine/deadline_tests.rs). Where a built-in
+// the Rust suite has one test per patched loop (src/engine/tests/deadline.rs). Where a built-in
 // can tell at once that its result cannot fit (Array.prototype.join's separators alone), it
 // refuses before looping. If a thread ever cannot be stopped, the run is still answered at the
-// deadline plus the grace, with details.stillRunning (src/executor/deadline_tests.rs).
+// deadline plus the grace, with details.stillRunning (src/executor/tests/deadline.rs).
 import { spawnSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'

@@ -1,6 +1,6 @@
 //! The Canvas 2D renderer: a bitmap and the state machine of one `CanvasRenderingContext2D`
 //! (HTML Living Standard, "The canvas element"), drawn with tiny-skia. Pure Rust: it knows
-//! neither QuickJS nor napi; `engine::canvas` binds it to the sandbox, and finished bitmaps
+//! neither QuickJS nor napi; `engine::realm::canvas` binds it to the sandbox, and finished bitmaps
 //! leave the engine as [`Image`]s (PNG bytes) with a run's result.
 //!
 //! Pixel memory is reserved from a [`PixelBudget`] before it is allocated (bitmaps, clip masks),
@@ -11,7 +11,7 @@
 
 mod budget;
 mod color;
-mod context;
+mod drawing;
 mod font;
 mod path;
 
@@ -19,7 +19,7 @@ use base64::Engine as _;
 
 pub use budget::{FixedBudget, OverBudget, PixelBudget, Reservation};
 pub use color::Rgba;
-pub use context::{Canvas, CompositeOp, Gradient, ImageDataRect, Style};
+pub use drawing::{Canvas, CompositeOp, Gradient, ImageDataRect, Style};
 pub use font::{FontSpec, TextAlign, TextBaseline, TextMetrics};
 pub use path::{CornerRadii, MAX_PATH_POINTS};
 

@@ -502,7 +502,7 @@ fn sizes_are_capped_and_pixels_are_budgeted() {
 fn save_depth_is_bounded_and_restore_without_save_is_harmless() {
     let mut c = canvas(2, 2);
     c.restore();
-    for _ in 0..context::MAX_SAVE_DEPTH {
+    for _ in 0..drawing::MAX_SAVE_DEPTH {
         c.save().unwrap();
     }
     assert!(c.save().is_err());

@@ -9,10 +9,11 @@
 
 use std::sync::Weak;
 
-use super::console::LogEntry;
 use super::{Command, EngineInbox};
 pub use crate::tools::{ToolFailure, ToolResult, ToolSpec};
 use crate::value::Value;
+
+pub use super::realm::console::LogEntry;
 
 /// What the host provides.
 pub trait Host: Send + Sync + 'static {

@@ -1,45 +1,16 @@
 //! The engine: one QuickJS runtime + context per executor, run on a shared pool of engine
-//! threads (DESIGN.md "What we are building"; `pool.rs`). Sandbox code never runs on Node's
+//! threads (DESIGN.md "What we are building"; `scheduler/pool.rs`). Sandbox code never runs on Node's
 //! thread; a run is a message to the executor's inbox, answered on a oneshot channel, and an
 //! idle executor owns no thread. The engine knows nothing of napi.
 
-mod bridge;
-mod canvas;
-#[cfg(test)]
-mod conformance;
-mod console;
-mod convert;
-mod endowments;
-mod failure;
-mod frames;
-mod globals;
-mod heap;
 pub mod host;
-mod inbox;
-mod input;
-pub mod inspect;
-#[cfg(test)]
-mod intrinsics_tests;
-mod lockdown;
-#[cfg(test)]
-mod loop_guard_tests;
-mod modules;
-mod pool;
-mod reflect;
-#[cfg(test)]
-mod regexp_tests;
-mod script;
-#[cfg(test)]
-mod semantics_tests;
+mod quickjs;
+mod realm;
+mod run;
 pub mod session;
-mod spin;
-mod stack;
-mod state;
 #[cfg(test)]
 pub mod testing;
-mod timers;
-mod trace;
-mod worker;
+mod values;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
@@ -49,19 +20,14 @@ use tokio::sync::oneshot;
 
 use crate::diagnostic::{Diagnostic, Location};
 use crate::options::{LogLevel, Options};
+use crate::scheduler::inbox::Inbox;
 use crate::value::Value;
 use host::{Host, ToolAnswer, ToolResult};
-use stack::PROGRAM_STACK_BYTES;
 
-pub use console::{LogEntry, Logs, TRUNCATION_MARKER};
-pub use heap::memory_freed;
-pub use pool::{
-    others_waiting_besides_one as executors_waiting_besides_one, set_threads, stats as pool_stats,
-    PoolStats, BLOCKED_EXTRA, MAX_THREADS, THREADS_VARIABLE,
-};
-pub use spin::{Chain, Core, Spin};
-pub use trace::TraceRecord;
-pub use worker::live as live_engines;
+pub use quickjs::heap::memory_freed;
+pub use realm::console::{LogEntry, Logs, TRUNCATION_MARKER};
+pub use run::recorder::TraceRecord;
+pub use run::worker::live as live_engines;
 
 /// Whether runs compile the loop guard into their loops; only [`loop_guards_for_benchmarks`]
 /// clears it.
@@ -92,7 +58,7 @@ pub struct EngineConfig {
     /// What `import()` may load (§5.3), and the modules the host registered.
     pub authorized_imports: Vec<String>,
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
-    /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`timers.rs`).
+    /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`realm/timers.rs`).
     pub timers: bool,
     /// The options a session's state depends on, which a snapshot carries and a restore checks.
     pub terms: crate::session::Terms,
@@ -409,7 +375,7 @@ enum Command {
 }
 
 /// An engine's inbox: its messages, and the engine while no pool thread holds it.
-type EngineInbox = inbox::Inbox<Command, worker::Resting>;
+type EngineInbox = Inbox<Command, run::worker::Resting>;
 
 /// The handle to an engine. Dropping it frees the engine without waiting for it.
 pub struct Engine {
@@ -429,7 +395,7 @@ impl Engine {
         let shutdown = Arc::new(AtomicBool::new(false));
         let inbox = EngineInbox::start(
             Command::Start(config, host, Arc::clone(&shutdown), ready),
-            worker::serve,
+            run::worker::serve,
             || Command::Wake,
         );
         (
@@ -468,9 +434,11 @@ impl Engine {
             resume,
             ready,
         };
-        let inbox = EngineInbox::start(Command::Restore(Box::new(restore)), worker::serve, || {
-            Command::Wake
-        });
+        let inbox = EngineInbox::start(
+            Command::Restore(Box::new(restore)),
+            run::worker::serve,
+            || Command::Wake,
+        );
         if let Some(abort) = abort {
             abort.attach(&inbox);
         }
@@ -556,9 +524,5 @@ impl Drop for Engine {
     }
 }
 
-#[cfg(test)]
-mod deadline_tests;
-#[cfg(test)]
-mod oom_tests;
 #[cfg(test)]
 mod tests;

@@ -18,8 +18,8 @@ use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolResult, ToolSpec};
 use crate::engine::session::{ReplayLimits, Restored, Source};
 use crate::engine::{
-    Completion, Engine, EngineConfig, EngineError, LogEntry, PausedRun, RunAbort, RunReport,
-    RunRequest, RunStats, SourcePosition, TraceRecord,
+    Completion, Engine, EngineConfig, EngineError, LogEntry, PausedRun, RunReport, RunRequest,
+    SourcePosition, TraceRecord,
 };
 use crate::error::ExecutorError;
 use crate::options::rules::log_budget_too_small;
@@ -31,6 +31,10 @@ use crate::trace::{EventSink, RunEnd, RunOutcome, RunStream, TraceEvent, TraceKi
 use crate::value::Value;
 
 pub use state::ExecutorState;
+
+// What the napi layer needs of the engine beyond the host port: it reaches the engine only
+// through this module and `engine::host`.
+pub use crate::engine::{live_engines, memory_freed, RunAbort, RunStats};
 
 /// A successful run (§3.1 `CodeOutput`, with the optional extensions of §10.2).
 #[derive(Debug, Clone, PartialEq)]
@@ -889,7 +893,5 @@ fn code_refused(diagnostics: &[Diagnostic]) -> ExecutorError {
     }
 }
 
-#[cfg(test)]
-mod deadline_tests;
 #[cfg(test)]
 mod tests;

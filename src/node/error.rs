@@ -68,7 +68,7 @@ fn build<'env>(env: &'env Env, error: &ExecutorError) -> Result<Unknown<'env>> {
     if let Some(trace) = &error.trace {
         // Defined, not assigned: a setter on the prototype chain cannot take it.
         let mut object = instance.coerce_to_object()?;
-        let trace = super::trace::trace_array(env, trace)?;
+        let trace = super::trace_events::trace_array(env, trace)?;
         object.define_properties(&[napi::Property::new()
             .with_utf8_name("trace")?
             .with_value(&trace)])?;

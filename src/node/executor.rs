@@ -20,13 +20,12 @@ use super::program::{read_code, CODE_NOT_A_STRING};
 use super::queue::NodeQueue;
 use super::settle::{settle, settle_on_runtime, settle_then};
 use super::teardown;
-use super::trace::{EventStream, Listener, Trace};
+use super::trace_events::{EventStream, Listener, Trace};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolSpec};
-use crate::engine::{RunAbort, RunStats};
 use crate::error::ExecutorError;
-use crate::executor::{Executor, RunOutput, Tracing};
+use crate::executor::{memory_freed, Executor, RunAbort, RunOutput, RunStats, Tracing};
 use crate::program::rules::code_non_empty;
 use crate::trace::EventSink;
 
@@ -435,7 +434,7 @@ impl Drop for SesExecutor {
         if self.closing.load(Ordering::Acquire) {
             self.executor.stop_now();
         }
-        crate::engine::memory_freed();
+        memory_freed();
     }
 }
 

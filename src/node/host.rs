@@ -21,8 +21,9 @@ use super::log_stream::LogStream;
 use super::queue::NodeQueue;
 use super::value::{from_js, to_js};
 use super::watcher::{OnSettled, Watcher};
-use crate::engine::host::{Host, ToolCall, ToolFailure, ToolReply, ToolResult};
-use crate::engine::{Chain, Core, LogEntry, Spin};
+use crate::engine::host::{Host, LogEntry, ToolCall, ToolFailure, ToolReply, ToolResult};
+use crate::scheduler::pool::others_waiting_besides_one;
+use crate::scheduler::spin::{Chain, Core, Spin};
 
 /// A tool as the host sent it.
 pub enum NodeTool {
@@ -179,7 +180,7 @@ impl Burst {
         // 13 % of a core). Nor would the wait save a wake-up: Node's thread has work queued.
         // One queued job may be this executor's own, queued by the answer just given (an engine
         // that awaited the tool off its thread), so it takes two (see `NodeQueue::await_message`).
-        if crate::engine::executors_waiting_besides_one() {
+        if others_waiting_besides_one() {
             self.chain.end();
             return;
         }
@@ -191,7 +192,7 @@ impl Burst {
             return;
         };
         spin.until(until, || {
-            calls.load(Ordering::Acquire) > taken || crate::engine::executors_waiting_besides_one()
+            calls.load(Ordering::Acquire) > taken || others_waiting_besides_one()
         });
         if calls.load(Ordering::Acquire) <= taken {
             self.chain.end();

@@ -12,7 +12,7 @@ use napi::{sys, Env, JsValue};
 use super::env_data::{self, Builder};
 use super::guarded;
 use super::queue::OnNode;
-use crate::engine::LogEntry;
+use crate::engine::host::LogEntry;
 
 /// One console call of a run (§3.1 `LogEntry`).
 // Made by the environment's `logEntry` builder (`env_data.rs` says why).

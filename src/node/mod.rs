@@ -17,7 +17,7 @@ mod prompt;
 mod queue;
 mod settle;
 mod teardown;
-mod trace;
+mod trace_events;
 mod value;
 mod watcher;
 

@@ -4,7 +4,8 @@
 
 use napi::{Env, Error, Result, Status};
 
-use crate::engine::{self, MAX_THREADS};
+use crate::executor::live_engines;
+use crate::scheduler::pool::{self, BLOCKED_EXTRA, MAX_THREADS};
 
 /// What the engine-thread pool is doing now.
 #[napi(object, object_from_js = false)]
@@ -52,21 +53,21 @@ pub fn set_engine_threads(env: Env, threads: f64) -> Result<()> {
         clippy::cast_sign_loss,
         reason = "checked above to be an integer in 1..=MAX_THREADS"
     )]
-    engine::set_threads(threads as usize);
+    pool::set_threads(threads as usize);
     Ok(())
 }
 
 /// The engine-thread pool's figures now.
 #[napi]
 pub fn engine_pool_stats() -> EnginePoolStats {
-    let pool = engine::pool_stats();
+    let stats = pool::stats();
     EnginePoolStats {
-        size: count(pool.size),
-        max_threads: count(pool.size + engine::BLOCKED_EXTRA),
-        threads: count(pool.threads),
-        busy: count(pool.busy),
-        blocked: count(pool.blocked),
-        queued: count(pool.queued),
-        engines: count(engine::live_engines()),
+        size: count(stats.size),
+        max_threads: count(stats.size + BLOCKED_EXTRA),
+        threads: count(stats.threads),
+        busy: count(stats.busy),
+        blocked: count(stats.blocked),
+        queued: count(stats.queued),
+        engines: count(live_engines()),
     }
 }

@@ -26,7 +26,8 @@ use napi::{sys, Env, Status};
 
 use super::guarded;
 use crate::engine::host::ToolCall;
-use crate::engine::{Core, Spin};
+use crate::scheduler::pool::others_waiting_besides_one;
+use crate::scheduler::spin::{Core, Spin};
 
 /// Work to do on Node's thread.
 pub type OnNode = Box<dyn FnOnce(&Env) + Send>;
@@ -187,7 +188,7 @@ impl NodeQueue {
             return;
         };
         spin.until(Instant::now() + FIRST_MESSAGE_WAIT, || {
-            self.sent() != since || crate::engine::executors_waiting_besides_one()
+            self.sent() != since || others_waiting_besides_one()
         });
     }
 

@@ -7,7 +7,7 @@
 //!
 //! The parsed program is the wrapper function of `parse.rs`; its body becomes a global script,
 //! which the engine evaluates as a REPL input with top-level `await` and `return` (see
-//! `engine/script.rs`):
+//! `engine/run/script.rs`):
 //!
 //! ```text
 //! "use strict";                        // the user's directives, if any

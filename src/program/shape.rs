@@ -1,4 +1,4 @@
-//! The top-level shape of agent code, as the differential suite (`engine/conformance`) needs it
+//! The top-level shape of agent code, as the differential suite (`engine/tests/conformance`) needs it
 //! to run the same program as plain scripts: where its statements start, whether it gives a
 //! value, whether it awaits at the top level. Parsed in the executor's own grammar (the body of
 //! an async function, `parse.rs`), JavaScript only.

@@ -14,8 +14,6 @@
 //! to live: the call is answered with what `resume()` was given, and the run goes on with the
 //! host's tools, the real clock and the real event loop, recording again.
 
-pub(super) mod raw;
-
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -23,15 +21,21 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 
 use crate::engine::host::{Host, ToolResult};
+use crate::engine::quickjs::session::{Clock, ClockRead};
 use crate::engine::{EngineConfig, EngineError, RunReport, RunRequest};
 use crate::session::{Event, Journal, Origin, PausedCall, RunEnd, RunRecord, Step};
 use crate::value::Value;
-use raw::ClockRead;
 
 /// The most bytes (an estimate: values by their content, events by a fixed cost) a journal holds
 /// past its origin; a run that would pass it stops being recorded and the session stops being
 /// durable.
 pub const JOURNAL_BUDGET: usize = 64 << 20;
+
+impl Clock for Tape {
+    fn read(&self, read: ClockRead, value: f64) -> f64 {
+        self.clock(read, value)
+    }
+}
 
 /// A seed for a new session's `Math.random`, from the system's randomness (std's hasher keys,
 /// drawn from the operating system once per thread) and the clock.
