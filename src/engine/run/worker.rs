@@ -430,15 +430,16 @@ impl Worker {
         record: RunRecord,
         limits: session::ReplayLimits,
     ) -> Result<(), EngineError> {
-        if let Some(end) = record
+        // A run its own maxOperations stopped counted one entry past it: it needs that limit.
+        let needed = record
             .end
-            .filter(|end| end.operations > limits.max_operations)
-        {
+            .map(|end| end.operations.min(record.max_operations));
+        if let Some(needed) = needed.filter(|needed| *needed > limits.max_operations) {
             return Err(EngineError::Snapshot(SnapshotError::limit(
                 "maxOperations",
                 format!(
-                    "a run of the session counted {} loop iterations, more than the restoring executor's maxOperations ({})",
-                    end.operations, limits.max_operations
+                    "a run of the session counted {needed} loop iterations, more than the restoring executor's maxOperations ({})",
+                    limits.max_operations
                 ),
             )));
         }
