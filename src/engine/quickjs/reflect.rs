@@ -505,7 +505,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// Makes the built-ins of `class` if QuickJS has not made them yet (patch 0700): `None` when
     /// they could not be made (no memory).
-    fn make_class(&self, class: u32) -> Option<()> {
+    pub(in crate::engine) fn make_class(&self, class: u32) -> Option<()> {
         // SAFETY: a live context, used by this thread; the call makes the group of `class` (and
         // tells `intrinsics_made`) or throws.
         if unsafe { JS_MakeClassIntrinsics(self.raw_ctx(), class) } < 0 {

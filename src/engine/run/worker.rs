@@ -40,16 +40,14 @@ use crate::engine::{
     Command, Completion, EngineConfig, EngineError, EngineInbox, PausedRun, RunAbort, RunReport,
     RunRequest, RunStats,
 };
-use crate::options::Options;
 use crate::program::{self, PreparedProgram, ProgramContext};
 use crate::scheduler::inbox::{Closed, Next};
 use crate::scheduler::pool;
 use crate::scheduler::stack::{self, PROGRAM_STACK_BYTES};
-use crate::session::{
-    seal, Event, Journal, Origin, Outcome, RunEnd, RunRecord, SnapshotError, SnapshotProblem, Step,
-    Terms,
-};
+use crate::session::{Origin, RunRecord, SnapshotError, SnapshotProblem, Step, Terms};
 use crate::value::Value;
+
+mod durable;
 
 /// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
 /// console, tool or output call, or by the interrupt handler) so that none of them survives into
@@ -89,6 +87,8 @@ struct Worker {
     dirty: bool,
     /// The options the session's state depends on (what a snapshot carries).
     terms: Terms,
+    /// What the engine was built with (a checkpoint compares with a context built so).
+    config: EngineConfig,
     /// Set once a run paused: the runtime is dropped (the paused run is resumed by replay).
     gone: bool,
     _runtime: Runtime,
@@ -196,7 +196,7 @@ fn serve_inbox(inbox: &Arc<EngineInbox>) {
 fn start(inbox: &Arc<EngineInbox>) -> Option<Box<Worker>> {
     let (config, host, shutdown, ready) = match inbox.pop() {
         Some(Command::Start(config, host, shutdown, ready)) => (config, host, shutdown, ready),
-        Some(Command::Restore(restore)) => return session_restore(inbox, *restore),
+        Some(Command::Restore(restore)) => return durable::restore(inbox, *restore),
         _ => {
             inbox.close();
             return None;
@@ -223,112 +223,6 @@ fn start(inbox: &Arc<EngineInbox>) -> Option<Box<Worker>> {
     }
 }
 
-/// Builds the engine from a session (`engine::session`): opens the snapshot, checks its terms,
-/// replays its steps into a fresh runtime, and holds the run it paused in (or resumes it).
-/// `None` if it could not be built (the inbox is closed then; `ready` says why).
-fn session_restore(inbox: &Arc<EngineInbox>, restore: session::Restore) -> Option<Box<Worker>> {
-    let session::Restore {
-        config,
-        host,
-        shutdown,
-        source,
-        limits,
-        resume,
-        ready,
-    } = restore;
-    let failed = |error: EngineError, ready: oneshot::Sender<_>| {
-        let _ = ready.send(Err(error));
-        inbox.close();
-        None
-    };
-    let session = match source {
-        session::Source::Bytes(bytes, key) => match seal::open(&bytes, key.as_deref()) {
-            Ok(session) => session,
-            Err(error) => return failed(EngineError::Snapshot(error), ready),
-        },
-        session::Source::Journal(journal) => crate::session::Session {
-            terms: config.terms.clone(),
-            journal,
-        },
-    };
-    if let Some(option) = session.terms.first_difference(&config.terms) {
-        return failed(EngineError::Snapshot(SnapshotError::options(option)), ready);
-    }
-    let Journal { origin, mut steps } = session.journal;
-    let paused = match steps.last() {
-        Some(Step::Run(run)) if run.end.is_none() => match steps.pop() {
-            Some(Step::Run(run)) => Some(run),
-            _ => None,
-        },
-        _ => None,
-    };
-    let log_levels = config.terms.log_levels.clone();
-    let mut worker = match Worker::build(
-        config,
-        host,
-        shutdown,
-        Arc::downgrade(inbox),
-        Tape::restored(origin),
-    ) {
-        Ok(worker) => worker,
-        Err(error) => return failed(error, ready),
-    };
-    worker.enter();
-    let request = |code: String| {
-        let mut request = RunRequest::new(code, &Options::default(), RunAbort::new());
-        request.timeout_ms = limits.timeout_ms;
-        request.log_levels.clone_from(&log_levels);
-        request.max_log_bytes = 0;
-        request
-    };
-    for step in steps {
-        let replayed = match step {
-            // Their outcome is the original's: an endowment refused then is refused again.
-            Step::Tools(tools) => {
-                let _ = worker.define_tools(tools);
-                Ok(())
-            }
-            Step::Variables(variables) => {
-                let _ = worker.set_variables(variables);
-                Ok(())
-            }
-            Step::Run(run) => worker.replay_recorded(inbox, request(String::new()), run, limits),
-        };
-        if let Err(error) = replayed {
-            drop(worker);
-            return failed(error, ready);
-        }
-    }
-    match (paused, resume) {
-        (None, _) => {
-            let _ = ready.send(Ok(session::Restored::Ready));
-        }
-        (Some(run), None) => match run.events.last() {
-            Some(Event::Paused(call)) => {
-                let call = (**call).clone();
-                worker.state.tape.hold_run(run);
-                let tools = worker.program_context.tool_names.clone();
-                let _ = ready.send(Ok(session::Restored::Paused(call, tools)));
-            }
-            _ => {
-                drop(worker);
-                return failed(
-                    EngineError::Snapshot(SnapshotError::new(
-                        SnapshotProblem::Malformed,
-                        "the session's last run has no end and did not pause",
-                    )),
-                    ready,
-                );
-            }
-        },
-        (Some(run), Some((request, answer, reply))) => {
-            let _ = ready.send(Ok(session::Restored::Resumed));
-            worker.replay_run(inbox, request, run, Some(answer), reply);
-        }
-    }
-    Some(worker)
-}
-
 /// What handling a message led to.
 enum Handled {
     Continue,
@@ -345,6 +239,7 @@ impl Worker {
         tape: Tape,
     ) -> Result<Box<Worker>, EngineError> {
         let terms = config.terms.clone();
+        let kept = config.clone();
         let state = Rc::new(RunState::new(shutdown, &host, tape));
         let bridge = Rc::new(Bridge::new(inbox, host));
         let heap = Rc::new(HeapMeter::default());
@@ -371,6 +266,7 @@ impl Worker {
             program_context,
             dirty: false,
             terms,
+            config: kept,
             gone: false,
             _runtime: runtime,
         }))
@@ -413,85 +309,24 @@ impl Worker {
         Handled::Continue
     }
 
-    /// The session as a snapshot. A session whose journal passed its budget cannot be written.
-    fn snapshot(&self, key: Option<&[u8]>) -> Result<Vec<u8>, EngineError> {
-        if let Some(why) = self.state.tape.broken() {
-            return Err(EngineError::NotDurable(why));
-        }
-        let journal = self.state.tape.journal();
-        Ok(crate::session::seal::seal(&self.terms, &journal, key))
-    }
-
-    /// Replays a complete run of the session (a restore's step): it must end as recorded.
-    fn replay_recorded(
-        &mut self,
-        inbox: &Arc<EngineInbox>,
-        request: RunRequest,
-        record: RunRecord,
-        limits: session::ReplayLimits,
-    ) -> Result<(), EngineError> {
-        // A run its own maxOperations stopped counted one entry past it: it needs that limit.
-        let needed = record
-            .end
-            .map(|end| end.operations.min(record.max_operations));
-        if let Some(needed) = needed.filter(|needed| *needed > limits.max_operations) {
-            return Err(EngineError::Snapshot(SnapshotError::limit(
-                "maxOperations",
-                format!(
-                    "a run of the session counted {needed} loop iterations, more than the restoring executor's maxOperations ({})",
-                    limits.max_operations
-                ),
-            )));
-        }
-        let (reply, mut answer) = oneshot::channel();
-        self.replay_run(inbox, request, record, None, reply);
-        match answer.try_recv() {
-            Ok(RunReport {
-                result: Err(error @ EngineError::Snapshot(_)),
-                ..
-            }) => Err(error),
-            Ok(_) => Ok(()),
-            // A replay never waits: everything it needs is in its record.
-            Err(_) => {
-                self.in_flight = None;
-                Err(EngineError::Snapshot(SnapshotError::new(
-                    SnapshotProblem::Diverged,
-                    "a replayed run waited for something its record does not hold",
-                )))
-            }
-        }
-    }
-
-    /// Replays `record` (a run of the session) as a run, with the limits of `request`: the
-    /// record's events answer everything from outside the sandbox, and with `resumption` the
-    /// call the run paused at is answered and the run goes on live.
-    pub(super) fn replay_run(
-        &mut self,
-        inbox: &Arc<EngineInbox>,
-        mut request: RunRequest,
-        record: RunRecord,
-        resumption: Option<ToolResult>,
-        reply: oneshot::Sender<RunReport>,
-    ) {
-        request.code.clone_from(&record.code);
-        request.input.clone_from(&record.input);
-        request.max_operations = record.max_operations;
-        self.run(inbox, request, reply, Some((record, resumption)));
-    }
-
     pub(super) fn define_tools(&mut self, tools: Vec<ToolSpec>) -> Result<(), EngineError> {
+        let defined = self.install_tools(&tools);
+        self.state.tape.endowed(Step::Tools(tools), &defined);
+        defined
+    }
+
+    /// Installs `tools` without recording it (a checkpoint's tools are part of it).
+    fn install_tools(&mut self, tools: &[ToolSpec]) -> Result<(), EngineError> {
         let (bridge, state, installed) = (
             &self.bridge,
             &self.state,
             &mut self.program_context.tool_names,
         );
-        let defined = self.context.with(|ctx| {
+        self.context.with(|ctx| {
             let refused = refused_allocations(&ctx);
-            let defined = define_tools(&ctx, &tools, installed, bridge, state);
+            let defined = define_tools(&ctx, tools, installed, bridge, state);
             endowed(&ctx, refused, defined)
-        });
-        self.state.tape.endowed(Step::Tools(tools), &defined);
-        defined
+        })
     }
 
     pub(super) fn set_variables(
@@ -754,53 +589,6 @@ impl Worker {
             inbox.put_back(set_aside.into_iter());
         }
         let _ = reply.send(report);
-    }
-
-    /// Ends the run in the session's record: recorded as it ended, or, for a replayed run,
-    /// checked against its record (a replay that went another way, or that a limit of the
-    /// restoring executor stopped, fails the restore).
-    fn end_recorded(
-        &self,
-        result: Result<Completion, EngineError>,
-    ) -> Result<Completion, EngineError> {
-        let tape = &self.state.tape;
-        let replayed = tape.replaying();
-        let limit = match (&result, self.state.stop.get()) {
-            (_, Some(Stop::Timeout | Stop::Aborted)) => Some("timeoutMs"),
-            (
-                Err(EngineError::Limit {
-                    limit: "memoryLimitBytes",
-                    ..
-                }),
-                _,
-            ) => Some("memoryLimitBytes"),
-            _ => None,
-        };
-        let end = RunEnd {
-            outcome: match &result {
-                Ok(completion) if completion.is_final_answer => Outcome::FinalAnswer,
-                Ok(_) => Outcome::Completed,
-                Err(_) => Outcome::Failed,
-            },
-            operations: self.state.operations(),
-            calls: tape.calls(),
-        };
-        if replayed {
-            if let Some(limit) = limit {
-                tape.take_run();
-                return Err(EngineError::Snapshot(SnapshotError::limit(
-                    limit,
-                    format!("replaying the session's runs passed the restoring executor's {limit}"),
-                )));
-            }
-        }
-        match tape.end_run(end) {
-            Ok(()) => result,
-            Err(diverged) => Err(EngineError::Snapshot(SnapshotError::new(
-                SnapshotProblem::Diverged,
-                format!("replaying the session went another way than it went: {diverged}"),
-            ))),
-        }
     }
 }
 
@@ -1170,7 +958,6 @@ fn drain(ctx: &Ctx<'_>, state: &RunState) -> bool {
 mod tests {
     use super::*;
     use crate::engine::testing::FakeHost;
-    use crate::options::Options;
     use crate::scheduler::stack::THREAD_STACK_BYTES;
 
     fn on_engine_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
@@ -1186,7 +973,7 @@ mod tests {
     fn a_worker_taken_up_by_another_thread_measures_recursion_on_that_threads_stack() {
         let built = on_engine_thread(|| {
             let host: Arc<dyn Host> = Arc::new(FakeHost::default());
-            let config = EngineConfig::from(&Options::default());
+            let config = EngineConfig::from(&crate::options::Options::default());
             let tape = Tape::new(Origin::Fresh {
                 random_seed: 1,
                 time_origin: f64::NAN,
