@@ -45,8 +45,8 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), 'ses-executor-bench-'))
 /**
  * Workloads that each get a fresh child process of their own: W11 reads the whole process's RSS
  * with 10,000 executors live, and what the earlier workloads left (V8's grown heap, allocator
- * arenas, W12's 1,000 executors not yet given back) would count as theirs (issue 16: "10,000
- * live executors in one process").
+ * arenas, W12's 1,000 executors not yet given back) would count as theirs ("10,000 live
+ * executors in one process" is the target).
  */
 const SEPARATE = ['W11']
 const peers = []

@@ -409,3 +409,9 @@ pub(in crate::engine) fn set_prototype(ctx: &Ctx<'_>, obj: &Value<'_>, proto: &V
     }
     done == 1
 }
+
+/// Where an object lives: its identity within one context.
+pub(in crate::engine) fn address(value: &Value<'_>) -> usize {
+    // SAFETY: reads the pointer of a live object value.
+    unsafe { qjs::JS_VALUE_GET_PTR(value.as_raw()) as usize }
+}

@@ -117,7 +117,7 @@ impl Drop for Worker {
 }
 
 /// A worker at rest in its inbox, or on its way to a pool thread.
-pub(in crate::engine) struct Resting(Box<Worker>);
+pub(crate) struct Resting(Box<Worker>);
 
 // SAFETY: a `Worker` is a closed world of `!Send` parts: the rquickjs `Runtime` and `Context`
 // (`Rc`s around QuickJS's runtime and context), the `Rc<RunState>`, `Rc<Bridge>`,
@@ -140,7 +140,7 @@ unsafe impl Send for Resting {}
 
 /// Serves an engine's inbox on the calling pool thread until the engine rests, is handed to
 /// others, or is gone.
-pub(in crate::engine) fn serve(inbox: &Arc<EngineInbox>) {
+pub(crate) fn serve(inbox: &Arc<EngineInbox>) {
     let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve_inbox(inbox)));
     if served.is_err() {
         // A bug: answer everything still queued (and the caller of every later message) with
@@ -244,11 +244,11 @@ impl Worker {
         let bridge = Rc::new(Bridge::new(inbox, host));
         let heap = Rc::new(HeapMeter::default());
         let program_context = ProgramContext {
-            authorized_imports: config.authorized_imports.clone(),
+            authorized_imports: config.options.authorized_imports.clone(),
             tool_names: Vec::new(),
-            timers: config.timers,
+            timers: config.options.timers,
         };
-        let timers = config.timers.then(|| Rc::new(Timers::default()));
+        let timers = config.options.timers.then(|| Rc::new(Timers::default()));
         let (runtime, context, canvas) = build(config, &state, &bridge, &heap, timers.as_ref())?;
         let fresh = state.tape.fresh_origin();
         if let Some((random_state, _)) = fresh {
@@ -424,7 +424,7 @@ impl Worker {
             quickjs_session::reset_interrupt_counter(&ctx);
             let refused = refused_allocations(&ctx);
             match execute(&ctx, state, bridge, timers, &program) {
-                Settled::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
+                ScriptEnd::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
                 settled => Ok(conclude(
                     &ctx,
                     state,
@@ -474,13 +474,13 @@ impl Worker {
                         &in_flight.program,
                         &in_flight.request,
                         in_flight.input_bound,
-                        Settled::Stopped,
+                        ScriptEnd::Stopped,
                         in_flight.refused,
                     ));
                 }
             };
             match drive(&ctx, state, bridge, timers, &promise) {
-                Settled::Waiting(_) => Err(()),
+                ScriptEnd::Waiting(_) => Err(()),
                 settled => Ok(conclude(
                     &ctx,
                     state,
@@ -606,21 +606,25 @@ fn build(
     };
     let runtime =
         Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
-    runtime.set_memory_limit(config.memory_limit_bytes);
-    state.max_value_bytes.set(config.max_value_bytes);
+    runtime.set_memory_limit(config.options.memory_limit_bytes);
+    state.max_value_bytes.set(config.options.max_value_bytes);
     // Options never ask for more than the threads have (`options::MAX_STACK_BYTES`), nor for 0,
     // which QuickJS (and rquickjs, for anything past that ceiling) takes as "no limit": an engine
     // built by other means is held to the same bounds, so no value can let recursion run off the
     // thread's stack.
     runtime.set_max_stack_size(
         config
+            .options
             .max_stack_bytes
             .clamp(crate::options::MIN_STACK_BYTES, stack::MAX_STACK_BYTES),
     );
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
-    let (max_canvas_size, memory_limit) = (config.max_canvas_size, config.memory_limit_bytes);
-    let registry = Registry::new(config.authorized_imports, config.modules);
+    let (max_canvas_size, memory_limit) = (
+        config.options.max_canvas_size,
+        config.options.memory_limit_bytes,
+    );
+    let registry = Registry::new(config.options.authorized_imports, config.options.modules);
     runtime.set_loader(
         SandboxResolver(Rc::clone(&registry)),
         SandboxLoader(Rc::clone(&registry)),
@@ -650,7 +654,7 @@ fn build(
 }
 
 /// How the script's promise ended.
-enum Settled<'js> {
+enum ScriptEnd<'js> {
     /// With this value: the run's output if the script gave it as its result.
     Resolved(JsValue<'js>),
     Threw(JsValue<'js>),
@@ -671,7 +675,7 @@ fn execute<'js>(
     bridge: &Bridge,
     timers: Option<&Timers>,
     program: &PreparedProgram,
-) -> Settled<'js> {
+) -> ScriptEnd<'js> {
     #[cfg(feature = "bench-internals")]
     reflect::set_loop_guard(
         ctx,
@@ -681,8 +685,8 @@ fn execute<'js>(
     );
     match start_script(ctx, &program.transformed_code) {
         Ok(promise) => drive(ctx, state, bridge, timers, &promise),
-        Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
-        Err(other) => Settled::Threw(
+        Err(rquickjs::Error::Exception) => ScriptEnd::Threw(ctx.catch()),
+        Err(other) => ScriptEnd::Threw(
             rquickjs::String::from_str(ctx.clone(), &other.to_string())
                 .map(rquickjs::String::into_value)
                 .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone())),
@@ -713,7 +717,7 @@ fn conclude<'js>(
     program: &PreparedProgram,
     request: &RunRequest,
     input_bound: bool,
-    settled: Settled<'js>,
+    settled: ScriptEnd<'js>,
     refused: u64,
 ) -> (Result<Completion, EngineError>, bool) {
     // A paused run's runtime is dropped (it is resumed by replay), as is a replay that went
@@ -747,7 +751,7 @@ fn conclude<'js>(
     let site = site.as_deref();
     let output = match (result, &settled) {
         (RunResult::Value(value), _) => Ok(value),
-        (RunResult::Promise { .. }, Settled::Resolved(value)) => {
+        (RunResult::Promise { .. }, ScriptEnd::Resolved(value)) => {
             copy_promised(ctx, value, state).map_err(|error| result_too_large(error, program, site))
         }
         _ => Ok(Value::Undefined),
@@ -775,16 +779,16 @@ fn conclude<'js>(
         Some(Stop::Aborted) => Err(EngineError::Aborted { started: true }),
         Some(Stop::Shutdown | Stop::Paused | Stop::Diverged) => Err(EngineError::Stopped),
         None => match settled {
-            Settled::Resolved(_) => output.map(|output| Completion {
+            ScriptEnd::Resolved(_) => output.map(|output| Completion {
                 output,
                 is_final_answer: false,
             }),
-            Settled::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
+            ScriptEnd::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
                 Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program, site),
                 None => runtime_error(ctx, &thrown, program, site),
             }),
-            Settled::Stuck => Err(never_settles(program, site)),
-            Settled::Stopped | Settled::Waiting(_) => Err(EngineError::Stopped),
+            ScriptEnd::Stuck => Err(never_settles(program, site)),
+            ScriptEnd::Stopped | ScriptEnd::Waiting(_) => Err(EngineError::Stopped),
         },
     };
     // The heap refused memory during the run (or while its failure was described): whatever the
@@ -824,25 +828,25 @@ fn drive<'js>(
     bridge: &Bridge,
     timers: Option<&Timers>,
     promise: &Promise<'js>,
-) -> Settled<'js> {
+) -> ScriptEnd<'js> {
     reflect::RuntimeLimit::of(ctx).update_stack_top();
     loop {
         match promise.state() {
             PromiseState::Resolved => {
                 return match promise.result::<JsValue>() {
-                    Some(Ok(value)) => Settled::Resolved(value),
-                    Some(Err(_)) => Settled::Threw(ctx.catch()),
-                    None => Settled::Resolved(JsValue::new_undefined(ctx.clone())),
+                    Some(Ok(value)) => ScriptEnd::Resolved(value),
+                    Some(Err(_)) => ScriptEnd::Threw(ctx.catch()),
+                    None => ScriptEnd::Resolved(JsValue::new_undefined(ctx.clone())),
                 };
             }
             PromiseState::Rejected => {
                 // `result` throws the rejection reason into the context; take it back out.
                 let _ = promise.result::<JsValue>();
-                return Settled::Threw(ctx.catch());
+                return ScriptEnd::Threw(ctx.catch());
             }
             PromiseState::Pending => {
                 if state.stop.get().is_some() {
-                    return Settled::Stopped;
+                    return ScriptEnd::Stopped;
                 }
                 if ctx.execute_pending_job() {
                     continue;
@@ -857,23 +861,23 @@ fn drive<'js>(
                     // A callback this loop calls may never reach a guard or the interrupt
                     // handler's poll: the deadline and abort are checked before each one.
                     if state.should_interrupt() {
-                        return Settled::Stopped;
+                        return ScriptEnd::Stopped;
                     }
                     match timers.fire_due(ctx, &state.tape) {
                         Fired::Ran => continue,
-                        Fired::Threw(thrown) => return Settled::Threw(thrown),
+                        Fired::Threw(thrown) => return ScriptEnd::Threw(thrown),
                         Fired::NotYet if !bridge.has_pending_calls() => {
-                            return Settled::Waiting(promise.clone())
+                            return ScriptEnd::Waiting(promise.clone())
                         }
                         Fired::NotYet => {}
                     }
                 } else if !bridge.has_pending_calls() {
-                    return Settled::Stuck;
+                    return ScriptEnd::Stuck;
                 }
                 match bridge.settle_next(ctx, state) {
                     BridgeNext::Settled => {}
-                    BridgeNext::Stopped => return Settled::Stopped,
-                    BridgeNext::Waiting => return Settled::Waiting(promise.clone()),
+                    BridgeNext::Stopped => return ScriptEnd::Stopped,
+                    BridgeNext::Waiting => return ScriptEnd::Waiting(promise.clone()),
                 }
             }
         }
@@ -889,17 +893,17 @@ fn replay_external<'js>(
     state: &RunState,
     bridge: &Bridge,
     timers: Option<&Timers>,
-) -> Option<Settled<'js>> {
+) -> Option<ScriptEnd<'js>> {
     let diverged = |what: &str| {
         state.tape.diverge(what.to_owned());
         state.stop_with(Stop::Diverged);
-        Some(Settled::Stopped)
+        Some(ScriptEnd::Stopped)
     };
     match state.tape.replay_external() {
         External::Timer(sequence) => {
             match timers.and_then(|timers| timers.fire_sequence(ctx, sequence)) {
                 Some(Fired::Ran) => None,
-                Some(Fired::Threw(thrown)) => Some(Settled::Threw(thrown)),
+                Some(Fired::Threw(thrown)) => Some(ScriptEnd::Threw(thrown)),
                 Some(Fired::NotYet) | None => {
                     diverged("its record fires a timer the run does not have")
                 }
@@ -924,14 +928,14 @@ fn replay_external<'js>(
         }
         External::Diverged => {
             state.stop_with(Stop::Diverged);
-            Some(Settled::Stopped)
+            Some(ScriptEnd::Stopped)
         }
         External::Exhausted => {
             let pending = timers.is_some_and(Timers::is_pending) || bridge.has_pending_calls();
             if pending {
                 diverged("the run waits for more than its record holds")
             } else {
-                Some(Settled::Stuck)
+                Some(ScriptEnd::Stuck)
             }
         }
     }

@@ -17,6 +17,7 @@ use std::collections::{HashMap, VecDeque};
 use rquickjs::{Ctx, Value};
 
 use crate::engine::quickjs::reflect::{self, class_id, Reflect};
+pub(in crate::engine) use crate::engine::quickjs::session::address;
 use crate::engine::quickjs::session::{self as raw, Atom, ACCESSOR};
 
 /// How a built-in is first reached from the roots.
@@ -98,12 +99,6 @@ impl<'js> Matched<'js> {
     pub(in crate::engine) fn node_of(&self, object: &Value<'js>) -> Option<u32> {
         self.by_address.get(&address(object)).copied()
     }
-}
-
-/// Where an object lives: its identity within one context.
-pub(in crate::engine) fn address(value: &Value<'_>) -> usize {
-    // SAFETY: reads the pointer of a live object value.
-    unsafe { rquickjs::qjs::JS_VALUE_GET_PTR(value.as_raw()) as usize }
 }
 
 /// A key's name, or `None` for a string with a lone surrogate (which a name cannot hold).

@@ -26,11 +26,11 @@ use crate::session::{
 fn builtins(config: &EngineConfig) -> Result<Arc<Builtins>, String> {
     static DESCRIBED: [OnceLock<Result<Arc<Builtins>, String>>; 2] =
         [OnceLock::new(), OnceLock::new()];
-    DESCRIBED[usize::from(config.timers)]
+    DESCRIBED[usize::from(config.options.timers)]
         .get_or_init(|| {
             let mut fresh = config.clone();
             // Enough memory for every built-in, whatever the session's limit.
-            fresh.memory_limit_bytes = Options::default().memory_limit_bytes;
+            fresh.options.memory_limit_bytes = Options::default().memory_limit_bytes;
             let tape = Tape::new(Origin::Fresh {
                 random_seed: 1,
                 time_origin: 0.0,
