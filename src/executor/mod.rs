@@ -91,6 +91,11 @@ impl<T> Settled<T> {
         }
     }
 
+    /// An outcome that changes no state: a call refused before it started.
+    pub fn refused(error: ExecutorError) -> Self {
+        Self::now(Err(error))
+    }
+
     /// Applies the state change and hands over the outcome.
     pub fn finish(self) -> Result<T, ExecutorError> {
         if let Some(transition) = self.transition {
