@@ -399,7 +399,26 @@ describe('round trip, property', () => {
           await executor.cleanup()
         }
       }),
-      { numRuns: 25 },
+      // SESSION_PROPERTY_RUNS=500 for a longer search.
+      { numRuns: Number(process.env.SESSION_PROPERTY_RUNS ?? 25) },
     )
-  }, 120_000)
+  }, 1_800_000)
+})
+
+describe('a CodeAgent conversation through codeAgentSetup', () => {
+  it('is interrupted between steps and continued, each step in a fresh process', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'ses-agent-'))
+    const file = path.join(directory, 'conversation.json')
+    await writeFile(file, JSON.stringify({ messages: [{ role: 'user', content: 'What do 12 apples and 4 pears cost?' }], state: {} }))
+    const steps = []
+    for (let step = 0; step < 3; step++) {
+      const { stdout } = await promisify(execFile)(process.execPath, [path.join(__dirname, 'fixtures', 'code-agent-step.mjs'), file])
+      steps.push(JSON.parse(stdout))
+    }
+    expect(steps).toEqual([
+      { calls: 1, logs: '0.5' },
+      { calls: 1, logs: '9' },
+      { calls: 0, answer: '12 apples and 4 pears cost 9 EUR', logs: '' },
+    ])
+  }, 60_000)
 })

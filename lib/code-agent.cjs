@@ -35,7 +35,12 @@ async function codeAgentSetup(options = {}) {
     '{{authorized_imports}}': importsLine(executorOptions.authorizedImports ?? []),
   })
 
-  const executor = await SESExecutor.create(executorOptions)
+  // A conversation continued from a snapshot (in this process or another) takes its session
+  // back; the tools, which do not travel, are sent again.
+  const executor =
+    options.snapshot === undefined
+      ? await SESExecutor.create(executorOptions)
+      : await SESExecutor.restore(options.snapshot, executorOptions)
   try {
     await executor.sendTools(tools)
   } catch (error) {
