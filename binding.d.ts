@@ -274,20 +274,21 @@ export interface ExecutorOptions {
   modules?: Record<string, string | Record<string, unknown>>
   /**
    * Called with each log entry while the run goes on (§10.2), in call order and before the
-   * run's promise settles; what it throws is ignored.
+   * run's promise settles; what it throws, or a promise it returns rejects with, is ignored.
    */
   onLog?: (entry: LogEntry) => void
   /**
    * Called with each trace event of every run as it happens, in order and before the run's
-   * promise settles (the same events `trace` records, under the same budget); what it throws
-   * is ignored. Does not by itself fill `CodeOutput.trace`.
+   * promise settles (the same events `trace` records, under the same budget); what it throws,
+   * or a promise it returns rejects with, is ignored. Does not by itself fill
+   * `CodeOutput.trace`.
    */
   onEvent?: (event: TraceEvent) => void
   /**
    * An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
    * a span, each tool call a child span (`execute_tool {name}`). Without it, the global
-   * tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
-   * package's JS entry (`lib/tracing.cjs`).
+   * tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read once,
+   * here, and handed to the package's JS entry (`lib/tracing.cjs`).
    */
   tracer?: SpanTracer
   /**
@@ -568,7 +569,8 @@ export declare function prepareProgram(code: string, options?: ValidationOptions
  * placeholder of `CODE_AGENT_SYSTEM_PROMPT` (§14.2). `tools` is what `sendTools` takes (a record
  * of functions or smolagents tool objects, named by key) or an array of tool objects (named by
  * their `name`). A tool is `async` when its function (or `forward`) is an async function.
- * Throws a `TypeError` when a name is not a JavaScript identifier.
+ * Throws a `TypeError` when a name is not a JavaScript identifier, when `tools` or a tool has
+ * the wrong shape, or when reading one of them threw.
  */
 export declare function renderToolsPrompt(tools: Record<string, ((...args: any[]) => unknown) | SmolagentsTool> | Array<SmolagentsTool & { name: string }>): string
 
@@ -587,7 +589,7 @@ export interface RunOptions {
   trace?: boolean
   /**
    * Called with each of this run's trace events as it happens (besides the executor's
-   * `onEvent`); what it throws is ignored.
+   * `onEvent`); what it throws, or a promise it returns rejects with, is ignored.
    */
   onEvent?: (event: TraceEvent) => void
   /**
@@ -633,7 +635,8 @@ export interface RunStats {
  * Sets how many engine threads run the executors of this process (default: the number of
  * cores, or `SES_EXECUTOR_THREADS` when set as the process starts). Takes effect at once:
  * more threads start as work arrives; threads beyond a smaller size exit once idle (half a
- * second after their last run). Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
+ * second after their last run). Throws a `TypeError` unless `threads` is a number, and a
+ * `RangeError` unless it is an integer from 1 to 1024.
  */
 export declare function setEngineThreads(threads: number): void
 
