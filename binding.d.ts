@@ -68,8 +68,9 @@ export interface SpanTracer {
 
 /**
  * One event of a run's trace (`CodeOutput.trace`, `onEvent`). `at` is milliseconds since the
- * run started (the executor took it up, before validation); events come in the order they
- * happened, `run_start` first and `run_end` last.
+ * run's deadline began (its `run()` call, or the end of the run it was queued behind on the
+ * same executor), as `stats.wallTimeMs` counts; `run_start` is when an engine thread took the
+ * run up. Events come in the order they happened, `run_start` first and `run_end` last.
  */
 export type TraceEvent =
   | {
@@ -480,7 +481,7 @@ export interface CodeOutput {
    * The run's events in order, when it was traced (the `trace` option, or `run(code, {
    * trace: true })`): `run_start`, each `tool_call` and its `tool_result`, `console`
    * entries (by index into `logEntries`), `final_answer`, and `run_end` last. Times are
-   * milliseconds since the run started.
+   * milliseconds since the run's deadline began, as `stats.wallTimeMs` counts.
    */
   trace?: Array<TraceEvent>
   /**
@@ -528,8 +529,18 @@ export interface EnginePoolStats {
   busy: number
   /** Of those, threads waiting for Node's thread to answer a synchronous tool call. */
   blocked: number
-  /** Executors waiting for a free engine thread. */
+  /**
+   * Executors waiting for a free engine thread (those suspended at the end of a time slice
+   * included).
+   */
   queued: number
+  /** Of those, runs suspended at the end of a time slice, each keeping its coroutine stack. */
+  suspended: number
+  /**
+   * Coroutine stacks that exist: one per run on an engine thread or suspended, and the free
+   * ones kept for reuse (at most 32).
+   */
+  stacks: number
   /**
    * QuickJS runtimes alive in the process: one per executor between `init()` and
    * `cleanup()` (or until a forgotten executor is garbage-collected).
@@ -606,10 +617,16 @@ export interface RunOptions {
 /** Figures about one run. */
 export interface RunStats {
   /**
-   * Milliseconds from the moment the executor took the run up (after any queueing) to its
-   * end, validation included.
+   * Milliseconds from the moment the run's deadline began (the `run()` call, or the end of
+   * the run it was queued behind on the same executor) to its end: waits for an engine
+   * thread, validation and tool calls included.
    */
   wallTimeMs: number
+  /**
+   * Milliseconds the run held an engine thread: its time slices, synchronous tool calls
+   * included; not the time it waited for a thread, nor for asynchronous tools or timers.
+   */
+  cpuTimeMs: number
   /**
    * Milliseconds tool calls took, from call to answer (to settlement for async tools), summed
    * over calls: overlapping calls each count in full.

@@ -21,6 +21,15 @@ export const W11_EXECUTORS = 10_000
 export const W12_EXECUTORS = 1_000
 /** How long after W11's cleanup its RSS is read again. */
 export const W11_SETTLE_MS = 15_000
+/**
+ * W13, a probe among spinners: spinners per core (4 × the engine pool's threads,
+ * which are the cores by default), the larger count, how often the probe runs `1 + 1` and for
+ * how long.
+ */
+export const W13_SPINNERS_PER_CORE = 4
+export const W13_MANY_SPINNERS = 100
+export const W13_PROBE_EVERY_MS = 20
+export const W13_PROBE_FOR_MS = 3_000
 
 /**
  * The host tools every executor is created with (W1 includes installing them). `async` tells

@@ -94,10 +94,12 @@ const HELPERS_SOURCE: &str = r#"(() => {
     try { call(then, promise, undefined, ignore); } catch {}
   };
   const codeOutput = (output, logs, isFinalAnswer, logEntries, diagnostics, images, trace,
-      wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled, paused) => {
+      wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes,
+      timersCancelled, paused) => {
     const stats = timersCancelled === undefined
-      ? { wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes }
-      : { wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled };
+      ? { wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes }
+      : { wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes,
+          timersCancelled };
     const result = {
       output,
       logs,
@@ -149,9 +151,9 @@ type BuilderRef = FunctionRef<(), Unknown<'static>>;
 #[derive(Clone, Copy)]
 pub enum Builder {
     /// `codeOutput(output, logs, isFinalAnswer, logEntries, diagnostics, images, trace,
-    /// wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled)`, where an
-    /// `undefined` array is an empty one and an `undefined` `trace` or `timersCancelled` is
-    /// left out.
+    /// wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled,
+    /// paused)`, where an `undefined` array is an empty one and an `undefined` `trace`,
+    /// `timersCancelled` or `paused` is left out.
     CodeOutput,
     /// `logEntry(level, message, ts)`.
     LogEntry,

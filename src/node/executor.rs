@@ -70,7 +70,7 @@ pub struct CodeOutput {
     /// The run's events in order, when it was traced (the `trace` option, or `run(code, {
     /// trace: true })`): `run_start`, each `tool_call` and its `tool_result`, `console`
     /// entries (by index into `logEntries`), `final_answer`, and `run_end` last. Times are
-    /// milliseconds since the run started.
+    /// milliseconds since the run's deadline began, as `stats.wallTimeMs` counts.
     #[napi(ts_type = "Array<TraceEvent>")]
     pub trace: Option<Trace>,
     /// Present when a tool asked the run to pause (`pauseRun(reason)`): the call it paused at,
@@ -114,9 +114,13 @@ impl From<crate::canvas::Image> for CanvasImage {
     js_name = "RunStats"
 )]
 pub struct JsRunStats {
-    /// Milliseconds from the moment the executor took the run up (after any queueing) to its
-    /// end, validation included.
+    /// Milliseconds from the moment the run's deadline began (the `run()` call, or the end of
+    /// the run it was queued behind on the same executor) to its end: waits for an engine
+    /// thread, validation and tool calls included.
     pub wall_time_ms: f64,
+    /// Milliseconds the run held an engine thread: its time slices, synchronous tool calls
+    /// included; not the time it waited for a thread, nor for asynchronous tools or timers.
+    pub cpu_time_ms: f64,
     /// Milliseconds tool calls took, from call to answer (to settlement for async tools), summed
     /// over calls: overlapping calls each count in full.
     pub tool_time_ms: f64,
@@ -140,6 +144,7 @@ impl From<RunStats> for JsRunStats {
     fn from(stats: RunStats) -> Self {
         Self {
             wall_time_ms: stats.wall_time.as_secs_f64() * 1000.0,
+            cpu_time_ms: stats.cpu_time.as_secs_f64() * 1000.0,
             tool_time_ms: stats.tool_time.as_secs_f64() * 1000.0,
             tool_calls: stats.tool_calls as f64,
             operations: stats.operations as f64,
@@ -168,6 +173,7 @@ impl ToNapiValue for CodeOutput {
                     None => undefined,
                 },
                 f64::to_napi_value(raw_env, stats.wall_time_ms)?,
+                f64::to_napi_value(raw_env, stats.cpu_time_ms)?,
                 f64::to_napi_value(raw_env, stats.tool_time_ms)?,
                 f64::to_napi_value(raw_env, stats.tool_calls)?,
                 f64::to_napi_value(raw_env, stats.operations)?,

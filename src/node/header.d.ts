@@ -68,8 +68,9 @@ export interface SpanTracer {
 
 /**
  * One event of a run's trace (`CodeOutput.trace`, `onEvent`). `at` is milliseconds since the
- * run started (the executor took it up, before validation); events come in the order they
- * happened, `run_start` first and `run_end` last.
+ * run's deadline began (its `run()` call, or the end of the run it was queued behind on the
+ * same executor), as `stats.wallTimeMs` counts; `run_start` is when an engine thread took the
+ * run up. Events come in the order they happened, `run_start` first and `run_end` last.
  */
 export type TraceEvent =
   | {

@@ -24,8 +24,14 @@ pub struct EnginePoolStats {
     pub busy: u32,
     /// Of those, threads waiting for Node's thread to answer a synchronous tool call.
     pub blocked: u32,
-    /// Executors waiting for a free engine thread.
+    /// Executors waiting for a free engine thread (those suspended at the end of a time slice
+    /// included).
     pub queued: u32,
+    /// Of those, runs suspended at the end of a time slice, each keeping its coroutine stack.
+    pub suspended: u32,
+    /// Coroutine stacks that exist: one per run on an engine thread or suspended, and the free
+    /// ones kept for reuse (at most 32).
+    pub stacks: u32,
     /// QuickJS runtimes alive in the process: one per executor between `init()` and
     /// `cleanup()` (or until a forgotten executor is garbage-collected).
     pub engines: u32,
@@ -59,6 +65,8 @@ pub fn engine_pool_stats() -> EnginePoolStats {
         busy: count(stats.busy),
         blocked: count(stats.blocked),
         queued: count(stats.queued),
+        suspended: count(stats.suspended),
+        stacks: count(stats.stacks),
         engines: count(live_engines()),
     }
 }
