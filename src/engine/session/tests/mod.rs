@@ -607,3 +607,5 @@ fn a_run_after_a_checkpoint_stops_at_the_same_point_after_final_answer() {
         output(run_on(&original, "[k, data.length]", &options))
     );
 }
+
+mod forged;
