@@ -273,6 +273,15 @@ impl Tape {
         }
     }
 
+    /// Marks the session as one a replay cannot repeat exactly (until a checkpoint holds its
+    /// state), for `why`.
+    fn unrepeatable(&self, why: &str) {
+        let mut broken = self.broken.borrow_mut();
+        if broken.is_none() {
+            *broken = Some(why.to_owned());
+        }
+    }
+
     /// Counts `bytes` against the budget; false (and the session broken) past it.
     fn charge(&self, bytes: usize) -> bool {
         if self.broken.borrow().is_some() {
@@ -359,6 +368,12 @@ impl Tape {
 
     /// A read of the clock: recorded, or played back. `value` is what the clock says now.
     pub(in crate::engine) fn clock(&self, read: ClockRead, value: f64) -> f64 {
+        if read == ClockRead::GcObserver {
+            self.unrepeatable(
+                "it made a WeakRef or FinalizationRegistry since its last checkpoint, which tell code when the garbage collector ran, and a replay does not repeat that",
+            );
+            return value;
+        }
         if read == ClockRead::TimeOrigin {
             let mut journal = self.journal.borrow_mut();
             return match &mut journal.origin {

@@ -11,7 +11,7 @@ use crate::engine::testing::{engine_with, run_on};
 use crate::engine::EngineError;
 use crate::options::Options;
 use crate::session::image::{
-    attributes, Image, Kind, Key, Lexical, Node, Property, PropertyValue, Slot,
+    attributes, Image, Key, Kind, Lexical, Node, Property, PropertyValue, Slot,
 };
 use crate::session::{seal, Origin, SnapshotProblem};
 use crate::value::{TypedArrayKind, Value};
@@ -29,7 +29,11 @@ fn forged(bytes: &[u8], change: impl FnOnce(&mut Image)) -> Vec<u8> {
 
 /// The number of the first node of a kind.
 fn first(image: &Image, kind: impl Fn(&Kind) -> bool) -> u32 {
-    let index = image.nodes.iter().position(|node| kind(&node.kind)).unwrap();
+    let index = image
+        .nodes
+        .iter()
+        .position(|node| kind(&node.kind))
+        .unwrap();
     u32::try_from(index).unwrap()
 }
 
@@ -159,7 +163,9 @@ fn refused_changes() -> Vec<(&'static str, Change)> {
         (
             "a BigInt that is no number",
             Box::new(|image| {
-                image.globals.push(data("forged", Slot::BigInt("12x".into())));
+                image
+                    .globals
+                    .push(data("forged", Slot::BigInt("12x".into())));
             }),
         ),
         (
@@ -186,7 +192,11 @@ fn refused_changes() -> Vec<(&'static str, Change)> {
         ),
         (
             "a tool the session does not have",
-            Box::new(|image| image.globals.push(data("forged", Slot::Tool("nowhere".into())))),
+            Box::new(|image| {
+                image
+                    .globals
+                    .push(data("forged", Slot::Tool("nowhere".into())))
+            }),
         ),
         (
             "a wrapper around an object (which would hand a built-in to the image to change)",
@@ -277,7 +287,9 @@ fn other_changes() -> Vec<(&'static str, Change)> {
         (
             "a tool list that names no tool the host has",
             Box::new(|image| {
-                image.tools.push(crate::tools::ToolSpec::from("constructor".to_owned()));
+                image
+                    .tools
+                    .push(crate::tools::ToolSpec::from("constructor".to_owned()));
             }),
         ),
     ]
