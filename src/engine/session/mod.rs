@@ -1,6 +1,6 @@
-//! The engine's side of durable sessions (README "Durable sessions"): the [`Tape`] that records
-//! what a session's runs saw from outside the sandbox into its journal (`crate::session`), and
-//! plays it back when a fresh runtime replays the session.
+//! The engine's side of durable sessions (docs/sessions.md "How a session is kept"): the
+//! [`Tape`] that records what a session's runs saw from outside the sandbox into its journal
+//! (`crate::session`), and plays it back when a fresh runtime replays the session.
 //!
 //! Recording is always on and costs a push per event: an executor cannot know whether it will be
 //! snapshotted. What the journal keeps is bounded ([`JOURNAL_BUDGET`]); past it the session can
