@@ -13,7 +13,7 @@ use crate::options::Options;
 use crate::session::image::{
     attributes, Image, Key, Kind, Lexical, Node, Property, PropertyValue, Slot,
 };
-use crate::session::{seal, Origin, SnapshotProblem};
+use crate::session::{codec, seal, Origin, SnapshotProblem};
 use crate::value::{TypedArrayKind, Value};
 
 /// The snapshot of `DATA` (a checkpoint of data alone), its image changed by `change` and sealed
@@ -345,5 +345,42 @@ fn a_forged_checkpoint_restores_or_is_refused_and_the_engine_stays_usable() {
             }
         }
     }
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "no tool was called");
+}
+
+#[test]
+fn every_single_byte_change_of_a_checkpoint_restores_or_is_refused() {
+    let options = options();
+    let calls = Arc::new(AtomicU64::new(0));
+    let original = engine_with(host(&calls), &options);
+    output(run_on(&original, DATA, &options));
+    let session = seal::open(&snapshot(&original), None).unwrap();
+    let payload = codec::encode(&session.terms, &session.journal);
+    let (mut restored, mut refused) = (0, 0);
+    for at in 0..payload.len() {
+        let mut changed = payload.clone();
+        changed[at] ^= 1;
+        // What decodes is sealed again under the engine's own terms, as an attacker would.
+        let Ok(decoded) = codec::decode(&changed) else {
+            continue;
+        };
+        let forged = seal::seal(&session.terms, &decoded.journal, None);
+        match restore(forged, &options, host(&calls)) {
+            Err(EngineError::Snapshot(_)) => refused += 1,
+            Err(other) => panic!("byte {at}: refused as {other:?}"),
+            Ok((engine, _)) => {
+                assert_eq!(
+                    output(run_on(&engine, "1 + 1", &options)),
+                    Value::Number(2.0),
+                    "byte {at}"
+                );
+                restored += 1;
+            }
+        }
+    }
+    assert!(
+        restored > 0 && refused > 0,
+        "{restored} restored, {refused} refused"
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 0, "no tool was called");
 }
