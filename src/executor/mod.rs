@@ -840,7 +840,17 @@ fn tool_names(journal: &Journal) -> Vec<String> {
 fn run_failed(error: EngineError, logs: String) -> ExecutorError {
     let error = match error {
         EngineError::Invalid(diagnostics) => return code_refused(&diagnostics),
-        EngineError::Runtime { message, at } => at_position(ExecutorError::runtime(message), at),
+        EngineError::Runtime {
+            message,
+            at,
+            error_name,
+        } => {
+            let error = at_position(ExecutorError::runtime(message), at);
+            match error_name {
+                Some(name) => error.with_detail("errorName", name),
+                None => error,
+            }
+        }
         EngineError::ImportNotAllowed { message, at } => {
             at_position(ExecutorError::import_refused(message), at)
         }
