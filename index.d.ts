@@ -22,6 +22,12 @@ export interface CodeAgentSetupOptions {
   /** The fences around the model's code, `[opening, closing]`; default ``["```js", "```"]``. */
   codeBlockTags?: [string, string]
   /**
+   * A snapshot (`executor.snapshot()`) of an earlier conversation's executor: the executor is
+   * `SESExecutor.restore(snapshot, executorOptions)`, so the conversation goes on with the
+   * variables and functions its code defined, in this process or another.
+   */
+  snapshot?: Uint8Array
+  /**
    * Show the model what each step's code drew (default `false`): the setup then has
    * `step_callbacks`, whose callback ends a step's messages with a user message holding the
    * step's canvases as smolagents-ts image content parts (`{ type: 'image', image:

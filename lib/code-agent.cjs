@@ -81,6 +81,7 @@ async function codeAgentSetup(options = {}) {
   const tools = toolRecords(given('tools') ?? [])
   const executorOptions = given('executorOptions')
   const codeBlockTags = fences(given('codeBlockTags') ?? DEFAULT_CODE_BLOCK_TAGS)
+  const snapshot = given('snapshot')
   const stepImages = given('stepImages') ?? false
   if (typeof stepImages !== 'boolean') throw new TypeError('codeAgentSetup: stepImages must be a boolean')
 
@@ -94,7 +95,10 @@ async function codeAgentSetup(options = {}) {
     [IMPORT_RULE]: importsRule(authorizedImportsOf(executor)),
   })
 
-  await executor.init()
+  // A conversation continued from a snapshot (in this process or another) takes its session
+  // back; the tools, which do not travel, are sent again.
+  if (snapshot === undefined) await executor.init()
+  else await executor.restore(snapshot)
   try {
     await executor.sendTools(tools.executor)
   } catch (error) {

@@ -66,6 +66,13 @@ class SESExecutor extends Native {
     return executor
   }
 
+  /** Makes an executor and gives it the session of `snapshot` (`executor.restore(snapshot)`). */
+  static async restore(snapshot, options) {
+    const executor = new this(options)
+    await executor.restore(snapshot)
+    return executor
+  }
+
   // Resolves with a CodeOutput or rejects with an ExecutorError, whatever the tracer does.
   run(code, options) {
     try {

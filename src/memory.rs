@@ -37,6 +37,9 @@ pub struct MemoryAccount {
     reclaim: RefCell<Option<Rc<dyn Fn()>>>,
     /// Set while the hook runs: a charge made meanwhile is refused without running it again.
     reclaiming: Cell<bool>,
+    /// Told of every refused charge (a session's record: whether one fits depends on what the
+    /// heap holds, which a restore does not repeat).
+    on_refused: RefCell<Option<Rc<dyn Fn()>>>,
 }
 
 /// A refused charge or allocation.
@@ -69,6 +72,7 @@ impl MemoryAccount {
             peak: Cell::new(0),
             reclaim: RefCell::new(None),
             reclaiming: Cell::new(false),
+            on_refused: RefCell::new(None),
         })
     }
 
@@ -121,6 +125,12 @@ impl MemoryAccount {
         *self.reclaim.borrow_mut() = hook;
     }
 
+    /// Sets the hook told of every refused charge; the engine clears it before the run state it
+    /// points into goes.
+    pub fn set_on_refused(&self, hook: Option<Rc<dyn Fn()>>) {
+        *self.on_refused.borrow_mut() = hook;
+    }
+
     /// Runs the reclaim hook once, unless it is running already (a charge made by what it
     /// frees, or by a finalizer, does not start it again).
     fn reclaim(&self) {
@@ -156,6 +166,11 @@ impl MemoryAccount {
         }
         let available = self.chargeable();
         if bytes > available {
+            // Cloned out, so that the hook may clear or replace itself.
+            let hook = self.on_refused.borrow().clone();
+            if let Some(hook) = hook {
+                hook();
+            }
             return Err(OverLimit {
                 requested: bytes,
                 available,

@@ -11,10 +11,13 @@
 //!   with and without sandbox code rewiring the built-ins.
 //! - [`first_use`]: built-ins made on first use and the patched fast paths, first used in a
 //!   realm sandbox code tampered with, with an allocation or an interrupt check failed.
+//! - [`snapshot`]: snapshots and session payloads from untrusted bytes, opened, decoded and
+//!   restored.
 
 pub mod first_use;
 pub mod grammar;
 pub mod options_tools;
+pub mod snapshot;
 pub mod values;
 
 use oxc_allocator::Allocator;

@@ -95,7 +95,7 @@ const HELPERS_SOURCE: &str = r#"(() => {
   };
   const codeOutput = (output, logs, isFinalAnswer, logEntries, diagnostics, images, trace,
       wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes,
-      timersCancelled) => {
+      timersCancelled, paused) => {
     const stats = timersCancelled === undefined
       ? { wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes }
       : { wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes,
@@ -111,7 +111,8 @@ const HELPERS_SOURCE: &str = r#"(() => {
     };
     // A spread defines its properties: never an assignment, which would run a setter on
     // Object.prototype.
-    return trace === undefined ? result : { ...result, trace };
+    const traced = trace === undefined ? result : { ...result, trace };
+    return paused === undefined ? traced : { ...traced, paused };
   };
   const logEntry = (level, message, ts) => ({ level, message, ts });
   const apply = Reflect.apply;
@@ -150,9 +151,9 @@ type BuilderRef = FunctionRef<(), Unknown<'static>>;
 #[derive(Clone, Copy)]
 pub enum Builder {
     /// `codeOutput(output, logs, isFinalAnswer, logEntries, diagnostics, images, trace,
-    /// wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled)`,
-    /// where an `undefined` array is an empty one and an `undefined` `trace` or
-    /// `timersCancelled` is left out.
+    /// wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled,
+    /// paused)`, where an `undefined` array is an empty one and an `undefined` `trace`,
+    /// `timersCancelled` or `paused` is left out.
     CodeOutput,
     /// `logEntry(level, message, ts)`.
     LogEntry,

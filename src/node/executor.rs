@@ -13,26 +13,29 @@ use serde_json::Value as Json;
 use super::arguments;
 use super::env_data::{self, Builder};
 use super::error::to_napi_error;
-use super::guarded;
-use super::host::{self, NodeHost, ToolTable, Tools};
+use super::guarded::{self, Thrown};
+use super::host::{self, failure_of, NodeHost, ToolTable, Tools};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::{
     clone_refused, entries, node_tool, resolve, run_input, run_tracing, watch_signal, Resolved,
 };
 use super::program::{read_code, CODE_NOT_A_STRING};
 use super::queue::NodeQueue;
+use super::session::{pause_reason, paused_output, PauseRequest};
 use super::settle::{settle, settle_on_runtime, settle_then};
 use super::teardown;
 use super::trace_events::{Event, EventStream, Listener, Trace};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
-use crate::engine::host::{Host, ToolSpec};
+use crate::engine::host::{Host, ToolResult, ToolSpec};
 use crate::error::ExecutorError;
 use crate::executor::{
-    memory_freed, Executor, ExecutorState, RunAbort, RunOutput, RunStats, Tracing,
+    memory_freed, Executor, ExecutorState, RunAbort, RunOutput, RunStats, Settled, Tracing,
 };
 use crate::program::rules::code_non_empty;
+use crate::session::{SnapshotError, SnapshotProblem};
 use crate::trace::EventSink;
+use crate::value::{CloneError, Value};
 
 /// The result of a successful `run()` (§3.1).
 // Made by the environment's `codeOutput` builder (`env_data.rs` says why), not by napi's
@@ -70,6 +73,11 @@ pub struct CodeOutput {
     /// milliseconds since the run's deadline began, as `stats.wallTimeMs` counts.
     #[napi(ts_type = "Array<TraceEvent>")]
     pub trace: Option<Trace>,
+    /// Present when a tool asked the run to pause (`pauseRun(reason)`): the call it paused at,
+    /// `{ tool, args, line, reason }`. The executor is `PAUSED`; `resume(answer)` continues the
+    /// run from that call.
+    #[napi(ts_type = "PausedCall")]
+    pub paused: Option<Copied>,
 }
 
 /// A canvas drawn during a run, encoded as PNG.
@@ -176,6 +184,10 @@ impl ToNapiValue for CodeOutput {
                     Some(count) => f64::to_napi_value(raw_env, count)?,
                     None => undefined,
                 },
+                match val.paused {
+                    Some(paused) => Copied::to_napi_value(raw_env, paused)?,
+                    None => undefined,
+                },
             ]
         };
         env_data::build(&env, Builder::CodeOutput, &args)
@@ -211,6 +223,7 @@ impl From<RunOutput> for CodeOutput {
             diagnostics: run.diagnostics.iter().map(Diagnostic::to_json).collect(),
             images: run.images.into_iter().map(CanvasImage::from).collect(),
             trace: run.trace.map(Trace),
+            paused: paused_output(run.paused),
         }
     }
 }
@@ -220,13 +233,13 @@ impl From<RunOutput> for CodeOutput {
 /// `run()` code, and `cleanup()` when done.
 #[napi(js_name = "SESExecutor")]
 pub struct SesExecutor {
-    executor: Executor,
+    pub(super) executor: Executor,
     /// `maxValueBytes`, for the copies made on Node's side (variables).
-    max_value_bytes: u64,
+    pub(super) max_value_bytes: u64,
     /// The tools sent so far; only touched on Node's thread.
     tools: ToolTable,
     /// The executor's queue to Node's thread, which settles its promises.
-    node: Arc<NodeQueue>,
+    pub(super) node: Arc<NodeQueue>,
     /// Set once the executor's Node environment is being torn down.
     closing: Arc<AtomicBool>,
     /// `onEvent`, when the caller set it.
@@ -310,6 +323,45 @@ impl SesExecutor {
         match node {
             Some(node) => settle(env, &node, creating, |_, created| Ok(created)),
             None => settle_on_runtime(env, creating, |_, created| Ok(created)),
+        }
+    }
+
+    /// Makes an executor with `options` and gives it the session of `snapshot` (see
+    /// `restore(snapshot)` on an executor): resolves to a `READY` executor (`PAUSED` for a
+    /// session paused in a run), to which the host sends its tools again. The snapshot comes
+    /// from `snapshot()` of the same package version, in any process; it is checked and its
+    /// runs replayed under these options and limits. Rejects with `ERR_SNAPSHOT_INVALID`.
+    #[napi(
+        js_name = "restore",
+        ts_args_type = "snapshot: Uint8Array, options?: ExecutorOptions",
+        ts_return_type = "Promise<SESExecutor>"
+    )]
+    pub fn restored<'env>(
+        env: &'env Env,
+        snapshot: Unknown,
+        options: Option<Unknown>,
+    ) -> Result<PromiseRaw<'env, SesExecutor>> {
+        let created = match resolve(env, options) {
+            Ok(resolved) => Ok(Self::with_options(env, resolved)?),
+            Err(error) => Err(error),
+        };
+        let restoring = created.as_ref().ok().map(|created| {
+            snapshot_bytes(env, &snapshot).map(|bytes| created.executor.restore(bytes))
+        });
+        let node = created
+            .as_ref()
+            .ok()
+            .map(|created| Arc::clone(&created.node));
+        let restoring = async move {
+            let created = created?;
+            if let Some(restoring) = restoring {
+                restoring?.await.finish()?;
+            }
+            Ok(created)
+        };
+        match node {
+            Some(node) => settle(env, &node, restoring, |_, created| Ok(created)),
+            None => settle_on_runtime(env, restoring, |_, created| Ok(created)),
         }
     }
 
@@ -518,4 +570,150 @@ fn run_observer(observer: Option<Unknown>) -> Option<Arc<Listener>> {
     let observer = observer.filter(|observer| guarded::type_of(observer) == ValueType::Function)?;
     let function: Function<Event, Unknown<'static>> = guarded::view(&observer).ok()?;
     function.create_ref().ok().map(Arc::new)
+}
+
+#[napi]
+impl SesExecutor {
+    /// The session as bytes (`READY` or `PAUSED`; signed with `snapshotKey` when the executor
+    /// has one): what `SESExecutor.restore(bytes, options)` takes back, in this process or
+    /// another running the same package version. Rejects with `ERR_INVALID_STATE` while a run is
+    /// in flight, after a timeout (`DIRTY`), or when the session cannot be written.
+    #[napi(ts_return_type = "Promise<Uint8Array>")]
+    pub fn snapshot<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Uint8Array>> {
+        settle(env, &self.node, self.executor.snapshot(), |_, bytes| {
+            Ok(Uint8Array::new(bytes))
+        })
+    }
+
+    /// Takes the session of a snapshot (`NEW` → `READY`, or `PAUSED` for a session paused in a
+    /// run): what `SESExecutor.restore(bytes, options)` does after making the executor. The
+    /// snapshot is checked and replayed under this executor's options and limits; the host then
+    /// sends its tools again. Rejects with `ERR_SNAPSHOT_INVALID` (`details.reason`).
+    #[napi(
+        ts_args_type = "snapshot: Uint8Array",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn restore<'env>(&self, env: &'env Env, snapshot: Unknown) -> Result<PromiseRaw<'env, ()>> {
+        let bytes = snapshot_bytes(env, &snapshot);
+        let restored = bytes.map(|bytes| self.executor.restore(bytes));
+        // The state changes as the promise settles, on Node's thread (`Settled`).
+        settle(
+            env,
+            &self.node,
+            async move {
+                match restored {
+                    Ok(restoring) => restoring.await,
+                    Err(error) => Settled::refused(error),
+                }
+            },
+            |_, ()| Ok(()),
+        )
+    }
+
+    /// Continues the paused run from the call it paused at, which returns `answer` to the code
+    /// (`{ error }` — an object with that one key — makes the call throw `error` instead);
+    /// resolves to that run's `CodeOutput`, or rejects as `run()` would. `PAUSED` only.
+    #[napi(
+        ts_args_type = "answer?: unknown",
+        ts_return_type = "Promise<CodeOutput>"
+    )]
+    pub fn resume<'env>(
+        &self,
+        env: &'env Env,
+        answer: Option<Unknown>,
+    ) -> Result<PromiseRaw<'env, CodeOutput>> {
+        // The state decides first: only a paused run has a call to answer.
+        let state = self.executor.state();
+        let answer = if state == ExecutorState::Paused {
+            resume_answer(env, answer, self.max_value_bytes)
+        } else {
+            Err(ExecutorError::invalid_state(state, "resume"))
+        };
+        let resumed = answer.map(|answer| self.executor.resume(answer));
+        settle(
+            env,
+            &self.node,
+            async move {
+                match resumed {
+                    Ok(resuming) => resuming.await,
+                    Err(error) => Settled::refused(error),
+                }
+            },
+            |_, output| Ok(output.into()),
+        )
+    }
+
+    /// The call the run paused at while the executor is `PAUSED` (`{ tool, args, line, reason
+    /// }`, as `CodeOutput.paused` gave it), else `undefined`.
+    #[napi(getter, ts_return_type = "PausedCall | undefined")]
+    pub fn paused(&self) -> Copied {
+        paused_output(self.executor.paused()).unwrap_or(Copied(Value::Undefined))
+    }
+}
+
+/// A snapshot's bytes: a `Uint8Array` (a `Buffer` is one).
+fn snapshot_bytes(env: &Env, snapshot: &Unknown) -> std::result::Result<Vec<u8>, ExecutorError> {
+    guarded::bytes_of(env, snapshot).ok_or_else(|| {
+        ExecutorError::snapshot_invalid(&SnapshotError::new(
+            SnapshotProblem::Malformed,
+            "a snapshot is the Uint8Array that snapshot() resolved to",
+        ))
+    })
+}
+
+/// What `resume(answer)` gives the paused call: `answer` copied, or the failure of `{ error }`.
+fn resume_answer(
+    env: &Env,
+    answer: Option<Unknown>,
+    max_value_bytes: u64,
+) -> std::result::Result<ToolResult, ExecutorError> {
+    let Some(answer) = answer else {
+        return Ok(Ok(Value::Undefined));
+    };
+    if pause_reason(env, &answer).is_some() {
+        // A tool returns pauseRun() to pause; the answer to a paused call is a value.
+        return Err(clone_refused(&CloneError::at(
+            "resume(answer)",
+            &[],
+            "a pauseRun() request".into(),
+        )));
+    }
+    if let Some(error) = only_error(env, &answer) {
+        return Ok(Err(failure_of(env, &Thrown::Value(error))));
+    }
+    from_js(env, answer, "resume(answer)", max_value_bytes)
+        .map(Ok)
+        .map_err(|error| clone_refused(&error))
+}
+
+/// The `error` of an answer that is an object with that one own key.
+fn only_error<'env>(env: &'env Env, answer: &Unknown<'env>) -> Option<Unknown<'env>> {
+    if guarded::type_of(answer) != ValueType::Object || guarded::is_array(answer) {
+        return None;
+    }
+    let (keys, count) = guarded::own_keys(env, answer).ok()?;
+    let only = guarded::get_element(env, &keys, 0).ok()?;
+    if count != 1 || guarded::string_value(&only).as_deref() != Some("error") {
+        return None;
+    }
+    guarded::get(env, answer, "error").ok()
+}
+
+/// `pauseRun(reason)`: what a tool returns to pause the run at its call until the host calls
+/// `executor.resume(answer)`; the run's `CodeOutput.paused` names the call and carries a copy of
+/// `reason` (any value structured clone copies). Only a tool's answer pauses: thrown, it fails
+/// the call; anywhere else it is an object like any other.
+#[napi(ts_args_type = "reason?: unknown")]
+pub fn pause_run(env: &Env, reason: Option<Unknown>) -> Result<PauseRequest> {
+    let reason = match reason {
+        Some(reason) => from_js(
+            env,
+            reason,
+            "pauseRun(reason)",
+            crate::options::DEFAULT_MAX_VALUE_BYTES,
+        )
+        .map_err(|error| to_napi_error(env, clone_refused(&error)))?,
+        None => Value::Undefined,
+    };
+    Ok(PauseRequest::new(reason))
 }

@@ -16,7 +16,7 @@
 use std::ptr;
 
 use napi::bindgen_prelude::{
-    Array, FromNapiValue, Function, JsValuesTupleIntoVec, Object, Unknown, ValueType,
+    Array, FromNapiValue, Function, JsValuesTupleIntoVec, Object, Uint8Array, Unknown, ValueType,
 };
 use napi::{sys, Env, JsValue};
 
@@ -256,4 +256,20 @@ pub fn view<'env, T: View<'env>>(value: &Unknown<'env>) -> napi::Result<T> {
 /// returns from, so that nothing raised there can reach the host as an uncaught exception.
 pub fn clear(env: &Env) {
     let _ = take_exception(env);
+}
+
+/// The bytes of a `Uint8Array` (a `Buffer` is one); `None` for anything else.
+pub fn bytes_of(env: &Env, value: &Unknown) -> Option<Vec<u8>> {
+    if type_of(value) != ValueType::Object {
+        return None;
+    }
+    // SAFETY: on Node's thread with a live value; napi-rs checks that it is a Uint8Array and
+    // fails otherwise.
+    match unsafe { Uint8Array::from_napi_value(env.raw(), value.raw()) } {
+        Ok(bytes) => Some(bytes.to_vec()),
+        Err(_) => {
+            clear(env);
+            None
+        }
+    }
 }

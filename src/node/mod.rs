@@ -16,6 +16,7 @@ mod pool;
 mod program;
 mod prompt;
 mod queue;
+mod session;
 mod settle;
 mod teardown;
 mod trace_events;

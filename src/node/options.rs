@@ -367,6 +367,18 @@ pub fn resolve<'env>(
             resolved.modules.push((name, spec));
         }
     }
+    if let Some(key) = named("snapshotKey")? {
+        let bytes = match guarded::type_of(&key) {
+            ValueType::String => guarded::string_value(&key).map(String::into_bytes),
+            _ => guarded::bytes_of(env, &key),
+        };
+        match bytes {
+            Some(bytes) if bytes.len() >= rules::MIN_SNAPSHOT_KEY_BYTES => {
+                resolved.snapshot_key = Some(bytes.into());
+            }
+            _ => return Err(refused(rules::snapshot_key_invalid())),
+        }
+    }
     Ok(Resolved {
         options: resolved,
         module_tools,

@@ -199,10 +199,17 @@ declare_options! {
         /// tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read once,
         /// here, and handed to the package's JS entry (`lib/tracing.cjs`).
         "tracer": "SpanTracer";
+        /// The key `snapshot()` signs snapshots with (HMAC-SHA256) and `restore` requires them to
+        /// be signed with: a string (its UTF-8 bytes) or bytes, at least 16 of them. Without it,
+        /// snapshots are unsigned (their checksum finds accidents, not tampering) and a signed
+        /// snapshot is refused.
+        "snapshotKey": "string | Uint8Array";
     }
     extra {
         /// The registered modules (`modules`), read and copied by the napi layer.
         modules: Vec<(String, crate::modules::ModuleSpec)> = Vec::new();
+        /// `snapshotKey`, read by the napi layer.
+        snapshot_key: Option<std::sync::Arc<[u8]>> = None;
     }
 }
 

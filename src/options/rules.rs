@@ -100,6 +100,17 @@ pub fn on_log_not_a_function() -> Diagnostic {
     refused("onLog must be a function")
 }
 
+/// The fewest bytes a `snapshotKey` may have: an HMAC key much shorter is easy to guess.
+pub const MIN_SNAPSHOT_KEY_BYTES: usize = 16;
+
+/// `options_valid`: a `snapshotKey` that is neither a string nor a `Uint8Array` of at least
+/// [`MIN_SNAPSHOT_KEY_BYTES`] bytes.
+pub fn snapshot_key_invalid() -> Diagnostic {
+    refused(format!(
+        "snapshotKey must be a string or a Uint8Array of at least {MIN_SNAPSHOT_KEY_BYTES} bytes"
+    ))
+}
+
 /// `options_valid`: a registered module that is neither source text nor an object.
 pub fn not_a_module(name: &str) -> Diagnostic {
     refused(format!(

@@ -24,10 +24,10 @@ use super::recorder::Recorder;
 use super::script;
 use super::state::{RunResult, RunState, Stop};
 use crate::canvas::{CanvasError, CanvasErrorKind};
-use crate::diagnostic::Diagnostic;
-use crate::engine::host::{Host, ToolSpec};
+use crate::engine::host::{Host, ToolResult, ToolSpec};
 use crate::engine::quickjs::heap::{self, LimitedAllocator};
 use crate::engine::quickjs::reflect::{self, refused_allocations, RuntimeLimit};
+use crate::engine::quickjs::session as quickjs_session;
 use crate::engine::realm::canvas::{self, CanvasHost};
 use crate::engine::realm::console::LogBuffer;
 use crate::engine::realm::endowments::{define_tools, set_variables};
@@ -36,16 +36,20 @@ use crate::engine::realm::input;
 use crate::engine::realm::lockdown;
 use crate::engine::realm::modules::{self, Registry, SandboxLoader, SandboxResolver};
 use crate::engine::realm::timers::{self, Fired, Timers};
+use crate::engine::session::{self, External, Tape};
 use crate::engine::{
-    Command, Completion, EngineConfig, EngineError, EngineInbox, RunAbort, RunReport, RunRequest,
-    RunStats,
+    Command, Completion, EngineConfig, EngineError, EngineInbox, PausedRun, RunAbort, RunReport,
+    RunRequest, RunStats,
 };
 use crate::memory::MemoryAccount;
 use crate::program::{self, PreparedProgram, ProgramContext};
 use crate::scheduler::inbox::{Closed, Next};
 use crate::scheduler::stack::{self, PROGRAM_STACK_BYTES};
 use crate::scheduler::{pool, slice};
+use crate::session::{Origin, RunRecord, SnapshotError, SnapshotProblem, Step, Terms};
 use crate::value::Value;
+
+mod durable;
 
 /// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
 /// console, tool or output call, or by the interrupt handler) so that none of them survives into
@@ -62,6 +66,8 @@ struct InFlight {
     refused: u64,
     program: PreparedProgram,
     request: RunRequest,
+    /// Whether the run bound an `input` (unbound when it ends).
+    input_bound: bool,
     reply: oneshot::Sender<RunReport>,
     started: Instant,
     /// When the engine took the run up.
@@ -87,6 +93,12 @@ struct Worker {
     program_context: ProgramContext,
     /// Set once a run left the context untrustworthy (§7.6): later runs are refused.
     dirty: bool,
+    /// The options the session's state depends on (what a snapshot carries).
+    terms: Terms,
+    /// What the engine was built with (a checkpoint compares with a context built so).
+    config: EngineConfig,
+    /// Set once a run paused: the runtime is dropped (the paused run is resumed by replay).
+    gone: bool,
     /// When the last run was answered: a run queued behind it (`runConcurrency: "queue"`)
     /// starts its deadline no earlier.
     last_answered: Option<Instant>,
@@ -105,6 +117,10 @@ impl Drop for Worker {
     fn drop(&mut self) {
         // The reclaim hook points into the runtime, which goes with the fields below.
         self.memory.set_reclaim(None);
+        self.memory.set_on_refused(None);
+        // The hook points into the run state, which goes before the runtime.
+        self.context
+            .with(|ctx| quickjs_session::set_hook::<Tape>(&ctx, None));
         // The timer functions inside the runtime share the registry: its QuickJS values must go
         // before the runtime frees those functions.
         if let Some(timers) = &self.timers {
@@ -172,7 +188,11 @@ fn serve_inbox(inbox: &Arc<EngineInbox>) {
             Next::Rested => return,
         };
         worker = held;
-        match worker.handle(inbox, command) {
+        let handled = match worker.handle(inbox, command) {
+            Handled::Continue if worker.gone => Handled::Stop(None),
+            handled => handled,
+        };
+        match handled {
             Handled::Continue => {}
             Handled::Stop(done) => {
                 // Everything held by the runtime goes with it, on this thread.
@@ -197,11 +217,19 @@ fn serve_inbox(inbox: &Arc<EngineInbox>) {
 /// Builds the engine from its first message; `None` if it could not be built (the inbox is
 /// closed then).
 fn start(inbox: &Arc<EngineInbox>) -> Option<Box<Worker>> {
-    let Some(Command::Start(config, host, shutdown, ready)) = inbox.pop() else {
-        inbox.close();
-        return None;
+    let (config, host, shutdown, ready) = match inbox.pop() {
+        Some(Command::Start(config, host, shutdown, ready)) => (config, host, shutdown, ready),
+        Some(Command::Restore(restore)) => return durable::restore(inbox, *restore),
+        _ => {
+            inbox.close();
+            return None;
+        }
     };
-    match Worker::build(config, host, shutdown, Arc::downgrade(inbox)) {
+    let tape = Tape::new(Origin::Fresh {
+        random_seed: session::fresh_seed(),
+        time_origin: f64::NAN,
+    });
+    match Worker::build(config, host, shutdown, Arc::downgrade(inbox), tape) {
         Ok(worker) => {
             if ready.send(Ok(())).is_err() {
                 drop(worker);
@@ -226,13 +254,16 @@ enum Handled {
 }
 
 impl Worker {
-    fn build(
+    pub(super) fn build(
         config: EngineConfig,
         host: Arc<dyn Host>,
         shutdown: Arc<AtomicBool>,
         inbox: Weak<EngineInbox>,
+        tape: Tape,
     ) -> Result<Box<Worker>, EngineError> {
-        let state = Rc::new(RunState::new(shutdown, &host));
+        let terms = config.terms.clone();
+        let kept = config.clone();
+        let state = Rc::new(RunState::new(shutdown, &host, tape));
         let bridge = Rc::new(Bridge::new(inbox, host));
         let memory = MemoryAccount::new(config.options.memory_limit_bytes);
         let program_context = ProgramContext {
@@ -246,6 +277,13 @@ impl Worker {
         // and its context refer to each other) are collected.
         let collector = context.with(|ctx| RuntimeLimit::of(&ctx));
         memory.set_reclaim(Some(Rc::new(move || collector.collect_garbage())));
+        // Whether a charge fits depends on what the heap holds, which a restore does not repeat.
+        let refusals = Rc::clone(&state);
+        memory.set_on_refused(Some(Rc::new(move || refusals.tape.charge_refused())));
+        let fresh = state.tape.fresh_origin();
+        if let Some((random_state, _)) = fresh {
+            context.with(|ctx| quickjs_session::set_random_state(&ctx, random_state));
+        }
         LIVE.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(Worker {
             in_flight: None,
@@ -257,6 +295,9 @@ impl Worker {
             timers,
             program_context,
             dirty: false,
+            terms,
+            config: kept,
+            gone: false,
             last_answered: None,
             _runtime: runtime,
         }))
@@ -276,21 +317,37 @@ impl Worker {
             return Handled::Continue;
         }
         match command {
-            Command::Run(request, reply) => self.run(inbox, request, reply),
+            Command::Run(request, reply) => self.run(inbox, request, reply, None),
             Command::DefineTools(tools, reply) => {
-                let _ = reply.send(self.define_tools(&tools));
+                let _ = reply.send(self.define_tools(tools));
             }
             Command::SetVariables(variables, reply) => {
-                let _ = reply.send(self.set_variables(&variables));
+                let _ = reply.send(self.set_variables(variables));
             }
+            Command::Snapshot(key, reply) => {
+                let _ = reply.send(self.snapshot(key.as_deref()));
+            }
+            Command::Resume(request, answer, reply) => match self.state.tape.take_run() {
+                Some(record) => self.replay_run(inbox, request, record, Some(answer), reply),
+                None => {
+                    let _ = reply.send(RunReport::refused(EngineError::Stopped, false));
+                }
+            },
             Command::Shutdown(done) => return Handled::Stop(done),
             // Answers and wake-ups for runs that are over; a second start cannot happen.
-            Command::Tool(..) | Command::Wake | Command::Start(..) => {}
+            Command::Tool(..) | Command::Wake | Command::Start(..) | Command::Restore(..) => {}
         }
         Handled::Continue
     }
 
-    fn define_tools(&mut self, tools: &[ToolSpec]) -> Result<(), EngineError> {
+    pub(super) fn define_tools(&mut self, tools: Vec<ToolSpec>) -> Result<(), EngineError> {
+        let defined = self.install_tools(&tools);
+        self.state.tape.endowed(Step::Tools(tools), &defined);
+        defined
+    }
+
+    /// Installs `tools` without recording it (a checkpoint's tools are part of it).
+    fn install_tools(&mut self, tools: &[ToolSpec]) -> Result<(), EngineError> {
         let (bridge, state, installed) = (
             &self.bridge,
             &self.state,
@@ -303,23 +360,30 @@ impl Worker {
         })
     }
 
-    fn set_variables(&mut self, variables: &[(String, Value)]) -> Result<(), EngineError> {
+    pub(super) fn set_variables(
+        &mut self,
+        variables: Vec<(String, Value)>,
+    ) -> Result<(), EngineError> {
         let tools = &self.program_context.tool_names;
         if let Some((name, _)) = variables.iter().find(|(name, _)| tools.contains(name)) {
             return Err(EngineError::ToolName(name.clone()));
         }
-        self.context.with(|ctx| {
+        let set = self.context.with(|ctx| {
             let refused = refused_allocations(&ctx);
-            let set = set_variables(&ctx, variables);
+            let set = set_variables(&ctx, &variables);
             endowed(&ctx, refused, set)
-        })
+        });
+        self.state.tape.endowed(Step::Variables(variables), &set);
+        set
     }
 
+    /// Runs `request`, or with `replay` plays a recorded run back (see [`Worker::replay_run`]).
     fn run(
         &mut self,
         inbox: &Arc<EngineInbox>,
-        request: RunRequest,
+        mut request: RunRequest,
         reply: oneshot::Sender<RunReport>,
+        replay: Option<(RunRecord, Option<ToolResult>)>,
     ) {
         let taken_up = Instant::now();
         // The deadline counts from the call, waits for a thread included, or from the end of
@@ -331,7 +395,22 @@ impl Worker {
         *self.state.trace.borrow_mut() =
             Recorder::start(&request.trace, started, request.code.len(), &self.memory);
         let deadline = started + Duration::from_millis(request.timeout_ms);
+        let replaying = replay.is_some();
+        if let Some((record, resumption)) = replay {
+            self.state.tape.begin_replay(record, resumption);
+        }
+        let tape = &self.state.tape;
         let refuse = |error: EngineError, dirty: bool| {
+            // A recorded run ran: refused now, the replay has gone another way.
+            let error = if replaying {
+                tape.take_run();
+                EngineError::Snapshot(SnapshotError::new(
+                    SnapshotProblem::Diverged,
+                    format!("a run of the session was refused when replayed: {error}"),
+                ))
+            } else {
+                error
+            };
             let mut report = RunReport::refused(error, dirty);
             report.stats.wall_time = started.elapsed();
             report.trace = self.state.trace.take().map(Recorder::finish);
@@ -375,6 +454,14 @@ impl Worker {
                 return;
             }
         }
+        let input_bound = request.input.is_some();
+        if !replaying {
+            self.state.tape.begin_run(
+                std::mem::take(&mut request.code),
+                request.input.take(),
+                request.max_operations,
+            );
+        }
         if let Some(recorder) = self.state.trace.borrow_mut().as_mut() {
             recorder.set_positions(program.positions.clone());
         }
@@ -389,11 +476,19 @@ impl Worker {
         self.memory.begin_run();
         let (state, bridge, timers) = (&self.state, &self.bridge, self.timers.as_deref());
         let progress = self.context.with(|ctx| {
+            quickjs_session::reset_interrupt_counter(&ctx);
             let refused = refused_allocations(&ctx);
             match execute(&ctx, state, bridge, timers, &program) {
                 ScriptEnd::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
                 settled => Ok(conclude(
-                    &ctx, state, bridge, &program, &request, settled, refused,
+                    &ctx,
+                    state,
+                    bridge,
+                    &program,
+                    &request,
+                    input_bound,
+                    settled,
+                    refused,
                 )),
             }
         });
@@ -401,7 +496,7 @@ impl Worker {
             Ok(concluded) => self.answer(
                 inbox,
                 concluded,
-                program.diagnostics,
+                &program,
                 reply,
                 (started, taken_up, &request.abort),
             ),
@@ -412,6 +507,7 @@ impl Worker {
                     refused,
                     program,
                     request,
+                    input_bound,
                     reply,
                     started,
                     taken_up,
@@ -441,6 +537,7 @@ impl Worker {
                         bridge,
                         &in_flight.program,
                         &in_flight.request,
+                        in_flight.input_bound,
                         ScriptEnd::Stopped,
                         in_flight.refused,
                     ));
@@ -454,6 +551,7 @@ impl Worker {
                     bridge,
                     &in_flight.program,
                     &in_flight.request,
+                    in_flight.input_bound,
                     settled,
                     in_flight.refused,
                 )),
@@ -463,7 +561,7 @@ impl Worker {
             Ok(concluded) => self.answer(
                 inbox,
                 concluded,
-                in_flight.program.diagnostics,
+                &in_flight.program,
                 in_flight.reply,
                 (
                     in_flight.started,
@@ -496,7 +594,7 @@ impl Worker {
         &mut self,
         inbox: &EngineInbox,
         (mut result, dirty): (Result<Completion, EngineError>, bool),
-        diagnostics: Vec<Diagnostic>,
+        program: &PreparedProgram,
         reply: oneshot::Sender<RunReport>,
         (started, taken_up, abort): (Instant, Instant, &RunAbort),
     ) {
@@ -506,6 +604,8 @@ impl Worker {
         abort.mark_finished();
         let shutdown = Arc::clone(&self.state.shutdown);
         let shutting_down = move || shutdown.load(Ordering::Relaxed);
+        let diagnostics = program.diagnostics.clone();
+        let paused = self.state.paused.borrow_mut().take();
         // Encoded only for runs that drew and succeeded: other runs pay one empty-list check.
         // The files stay charged until the answer has left.
         let (images, _files) = match self.canvas.take_images(result.is_ok(), &shutting_down) {
@@ -519,6 +619,24 @@ impl Worker {
         let timers_cancelled = self.timers.as_ref().map(|timers| timers.cancel_all());
         let cpu_time = taken_up.elapsed().saturating_sub(self.state.away());
         self.state.end();
+        let paused = match paused {
+            Some((mut call, site)) => {
+                call.line = site
+                    .and_then(|(line, column)| program.positions.original(line, column))
+                    .map(|location| location.line);
+                self.state.tape.paused(call.clone());
+                // The runtime is left mid-run: it goes, and `resume()` replays the run.
+                self.gone = true;
+                Some(Box::new(PausedRun {
+                    call,
+                    journal: self.state.tape.take_journal(),
+                }))
+            }
+            None => {
+                result = self.end_recorded(result);
+                None
+            }
+        };
         self.dirty |= dirty;
         let report = RunReport {
             result,
@@ -536,8 +654,19 @@ impl Worker {
                 peak_heap_bytes: u64::try_from(self.memory.peak()).unwrap_or(u64::MAX),
                 timers_cancelled,
             },
+            paused,
         };
-        inbox.put_back(self.bridge.take_set_aside().into_iter());
+        let set_aside = self.bridge.take_set_aside();
+        if self.gone {
+            // Runs queued behind the paused one do not start: the executor is paused.
+            for command in set_aside {
+                if let Command::Run(_, queued) = command {
+                    let _ = queued.send(RunReport::refused(EngineError::Paused, false));
+                }
+            }
+        } else {
+            inbox.put_back(set_aside.into_iter());
+        }
         self.last_answered = Some(Instant::now());
         let _ = reply.send(report);
     }
@@ -592,7 +721,11 @@ fn build(
         SandboxResolver(Rc::clone(&registry)),
         SandboxLoader(Rc::clone(&registry)),
     );
-    let context = reflect::new_context(&runtime).map_err(start_error)?;
+    // Clock reads go through the session's tape from the context's first (its time origin).
+    let context = reflect::new_context(&runtime, |ctx| {
+        quickjs_session::set_hook(ctx, Some(&state.tape));
+    })
+    .map_err(start_error)?;
     let canvas = context
         .with(|ctx| {
             globals::install(&ctx, state)?;
@@ -636,13 +769,13 @@ fn execute<'js>(
     program: &PreparedProgram,
 ) -> ScriptEnd<'js> {
     #[cfg(feature = "bench-internals")]
-    reflect::set_loop_guard(
+    crate::engine::quickjs::loop_guard::set_loop_guard(
         ctx,
         crate::engine::LOOP_GUARDS
             .load(std::sync::atomic::Ordering::Relaxed)
             .then_some(&state.loop_guard),
     );
-    match script::evaluate(ctx, &program.transformed_code) {
+    match start_script(ctx, &program.transformed_code) {
         Ok(promise) => drive(ctx, state, bridge, timers, &promise),
         Err(rquickjs::Error::Exception) => ScriptEnd::Threw(ctx.catch()),
         Err(other) => ScriptEnd::Threw(
@@ -653,17 +786,56 @@ fn execute<'js>(
     }
 }
 
+/// Compiles and starts the run's script. QuickJS measures its stack limit from the top this
+/// sets: here, and in [`drive`] and [`drain`], which run everything else of a run, so that
+/// recursion reaches `maxStackBytes` at the same depth in a run and in its replay, whatever
+/// path led to them.
+#[inline(never)]
+fn start_script<'js>(ctx: &Ctx<'js>, code: &str) -> rquickjs::Result<Promise<'js>> {
+    reflect::RuntimeLimit::of(ctx).update_stack_top();
+    script::evaluate(ctx, code)
+}
+
 /// Ends a run whose promise settled (or that was stopped): runs what is left of its jobs and
 /// reads its outcome. Returns the outcome and whether the context can no longer be trusted.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one run, borrowed from two places"
+)]
 fn conclude<'js>(
     ctx: &Ctx<'js>,
     state: &RunState,
     bridge: &Bridge,
     program: &PreparedProgram,
     request: &RunRequest,
+    input_bound: bool,
     settled: ScriptEnd<'js>,
     refused: u64,
 ) -> (Result<Completion, EngineError>, bool) {
+    // A paused run's runtime is dropped (it is resumed by replay), as is a replay that went
+    // another way: nothing of either is read or finished.
+    match state.stop.get() {
+        Some(Stop::Paused) => {
+            return (
+                Ok(Completion {
+                    output: Value::Undefined,
+                    is_final_answer: false,
+                }),
+                false,
+            )
+        }
+        Some(Stop::Diverged) => {
+            let why = state.tape.divergence().unwrap_or_default();
+            return (
+                Err(EngineError::Snapshot(SnapshotError::new(
+                    SnapshotProblem::Diverged,
+                    format!("replaying the session went another way than it went: {why}"),
+                ))),
+                true,
+            );
+        }
+        _ => {}
+    }
     // A promised result is copied before anything else runs, under the run's deadline (a
     // getter is sandbox code).
     let result = std::mem::replace(&mut *state.result.borrow_mut(), RunResult::None);
@@ -677,7 +849,7 @@ fn conclude<'js>(
         _ => Ok(Value::Undefined),
     };
     let drained = drain(ctx, state);
-    if request.input.is_some() {
+    if input_bound {
         input::unbind(ctx);
     }
 
@@ -697,7 +869,7 @@ fn conclude<'js>(
             timeout_ms: request.timeout_ms,
         }),
         Some(Stop::Aborted) => Err(EngineError::Aborted { started: true }),
-        Some(Stop::Shutdown) => Err(EngineError::Stopped),
+        Some(Stop::Shutdown | Stop::Paused | Stop::Diverged) => Err(EngineError::Stopped),
         None => match settled {
             ScriptEnd::Resolved(_) => output.map(|output| Completion {
                 output,
@@ -739,7 +911,9 @@ fn conclude<'js>(
 
 /// Runs the job queue, fires timers as they fall due, and settles tool promises as the host
 /// answers, until the script's promise settles, or it waits for answers or timers that are not
-/// there yet.
+/// there yet. A replayed run fires the timers and settles the promises its record names, in
+/// its order.
+#[inline(never)]
 fn drive<'js>(
     ctx: &Ctx<'js>,
     state: &RunState,
@@ -747,6 +921,7 @@ fn drive<'js>(
     timers: Option<&Timers>,
     promise: &Promise<'js>,
 ) -> ScriptEnd<'js> {
+    reflect::RuntimeLimit::of(ctx).update_stack_top();
     loop {
         match promise.state() {
             PromiseState::Resolved => {
@@ -768,13 +943,19 @@ fn drive<'js>(
                 if ctx.execute_pending_job() {
                     continue;
                 }
+                if state.tape.replaying() {
+                    match replay_external(ctx, state, bridge, timers) {
+                        Some(settled) => return settled,
+                        None => continue,
+                    }
+                }
                 if let Some(timers) = timers.filter(|timers| timers.is_pending()) {
                     // A callback this loop calls may never reach a guard or the interrupt
                     // handler's poll: the deadline and abort are checked before each one.
                     if state.should_interrupt() {
                         return ScriptEnd::Stopped;
                     }
-                    match timers.fire_due(ctx) {
+                    match timers.fire_due(ctx, &state.tape) {
                         Fired::Ran => continue,
                         Fired::Threw(thrown) => return ScriptEnd::Threw(thrown),
                         Fired::NotYet if !bridge.has_pending_calls() => {
@@ -795,9 +976,68 @@ fn drive<'js>(
     }
 }
 
+/// A replayed run's next step once its jobs ran dry: what its record names (`None`: go on), or
+/// how the run ends when the record holds nothing more (it must then settle by itself: with
+/// nothing pending, nothing can settle it, as in the original; with a timer or call pending,
+/// the original went on, and the replay has gone another way).
+fn replay_external<'js>(
+    ctx: &Ctx<'js>,
+    state: &RunState,
+    bridge: &Bridge,
+    timers: Option<&Timers>,
+) -> Option<ScriptEnd<'js>> {
+    let diverged = |what: &str| {
+        state.tape.diverge(what.to_owned());
+        state.stop_with(Stop::Diverged);
+        Some(ScriptEnd::Stopped)
+    };
+    match state.tape.replay_external() {
+        External::Timer(sequence) => {
+            match timers.and_then(|timers| timers.fire_sequence(ctx, sequence)) {
+                Some(Fired::Ran) => None,
+                Some(Fired::Threw(thrown)) => Some(ScriptEnd::Threw(thrown)),
+                Some(Fired::NotYet) | None => {
+                    diverged("its record fires a timer the run does not have")
+                }
+            }
+        }
+        External::Settle(call, result) => {
+            if bridge.settle_replayed(ctx, state, call, &result) {
+                None
+            } else {
+                diverged("its record settles a call the run is not awaiting")
+            }
+        }
+        External::Resume(call, answer) => {
+            // What the run logged before the pause was the original's: the resumed run's logs
+            // start here.
+            state.logs.borrow_mut().take();
+            if bridge.resume_awaiting(ctx, state, call, &answer) {
+                None
+            } else {
+                diverged("the call it paused at is not one the run awaits")
+            }
+        }
+        External::Diverged => {
+            state.stop_with(Stop::Diverged);
+            Some(ScriptEnd::Stopped)
+        }
+        External::Exhausted => {
+            let pending = timers.is_some_and(Timers::is_pending) || bridge.has_pending_calls();
+            if pending {
+                diverged("the run waits for more than its record holds")
+            } else {
+                Some(ScriptEnd::Stuck)
+            }
+        }
+    }
+}
+
 /// Runs the jobs left after the script settled (late `.then` callbacks belong to this run, and
 /// must not run in the next one). Returns false if the queue could not be emptied.
+#[inline(never)]
 fn drain(ctx: &Ctx<'_>, state: &RunState) -> bool {
+    reflect::RuntimeLimit::of(ctx).update_stack_top();
     let mut after_stop = 0;
     while ctx.execute_pending_job() {
         if state.stop.get().is_some() {
@@ -814,7 +1054,6 @@ fn drain(ctx: &Ctx<'_>, state: &RunState) -> bool {
 mod tests {
     use super::*;
     use crate::engine::testing::FakeHost;
-    use crate::options::Options;
     use crate::scheduler::stack::THREAD_STACK_BYTES;
 
     fn on_engine_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
@@ -830,8 +1069,12 @@ mod tests {
     fn a_worker_taken_up_by_another_thread_measures_recursion_on_that_threads_stack() {
         let built = on_engine_thread(|| {
             let host: Arc<dyn Host> = Arc::new(FakeHost::default());
-            let config = EngineConfig::from(&Options::default());
-            Worker::build(config, host, Arc::default(), Weak::new())
+            let config = EngineConfig::from(&crate::options::Options::default());
+            let tape = Tape::new(Origin::Fresh {
+                random_seed: 1,
+                time_origin: f64::NAN,
+            });
+            Worker::build(config, host, Arc::default(), Weak::new(), tape)
                 .map(Resting)
                 .map_err(|error| error.to_string())
         })

@@ -192,7 +192,10 @@ fn making_a_lazy_group_runs_no_sandbox_code_however_the_realm_was_changed() {
             let (setup, first_use) = program(code, target);
             let code = format!("{setup}\n{first_use}");
             let eager = evaluate(&Context::full(&Runtime::new().unwrap()).unwrap(), &code);
-            let lazy = evaluate(&new_context(&Runtime::new().unwrap()).unwrap(), &code);
+            let lazy = evaluate(
+                &new_context(&Runtime::new().unwrap(), |_| {}).unwrap(),
+                &code,
+            );
             if lazy != eager {
                 failures.push(format!(
                     "{tamper}, {target}:\n  lazy  {lazy}\n  eager {eager}"
@@ -218,7 +221,7 @@ fn making_a_lazy_group_runs_no_sandbox_code_when_garbage_is_collected_half_way()
         let expected = evaluate(&eager, &first_use);
         for delta in (0..16 * 1024).step_by(1024) {
             let runtime = Runtime::new().unwrap();
-            let lazy = new_context(&runtime).unwrap();
+            let lazy = new_context(&runtime, |_| {}).unwrap();
             evaluate(&lazy, &setup);
             runtime.set_gc_threshold(runtime.memory_usage().malloc_size as usize + delta);
             assert_eq!(evaluate(&lazy, &first_use), expected, "{target}, {delta}");
