@@ -2,7 +2,8 @@
 //! the kernel's fair scheduler picks the task with the least virtual runtime.
 //!
 //! Each job keeps an [`Account`](super::job::Account) of the thread time its servings used (its
-//! virtual runtime), each serving counting at most one slice (`pool.rs`). Runnable jobs wait in order of it, and the queue remembers the least
+//! virtual runtime: the thread's CPU time where it was measured, else the wall clock's), each
+//! serving counting at most one slice (`pool.rs`). Runnable jobs wait in order of it, and the queue remembers the least
 //! runtime it has handed out (`floor`, which only grows). A job that queues is placed no lower
 //! than that floor minus [`newcomer_credit`]: a new executor, or one whose tool answered after
 //! a long wait, goes ahead of every job that has computed for a slice since, but a long sleeper

@@ -418,17 +418,21 @@ fn thread_main(number: usize) {
                 Runnable::Suspended(task) => slice::resume(task, &pool.queued),
             }));
             SERVING.set(false);
-            let used = now.elapsed();
+            let wall = now.elapsed();
             just_served = true;
             state = pool.lock();
             state.busy -= 1;
-            // A turn counts at most one slice: the time is the wall clock's, and a thread the
-            // kernel set aside meanwhile (a busy machine) must not push a short run behind a
-            // whole round of spinners.
-            let used = used.min(slice::slice());
+            // What the turn computed: the thread's CPU time when it was measured (the turn
+            // began while others waited), else the wall clock's. At most one slice either way:
+            // time the kernel set the thread aside (a busy machine) must not push a short run
+            // behind a whole round of spinners.
+            let ran = ran.map(|turn| {
+                let used = turn.cpu.unwrap_or(wall).min(slice::slice());
+                (turn.ran, used)
+            });
             match ran {
-                Ok(Ran::Finished(job)) => job.account().charge(used),
-                Ok(Ran::Suspended(task)) => {
+                Ok((Ran::Finished(job), used)) => job.account().charge(used),
+                Ok((Ran::Suspended(task), used)) => {
                     task.job().account().charge(used);
                     pool.suspended.fetch_add(1, Ordering::Relaxed);
                     state.jobs.push(Runnable::Suspended(task));

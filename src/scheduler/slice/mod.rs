@@ -161,23 +161,36 @@ pub(crate) enum Ran {
     Suspended(Task),
 }
 
+/// A turn on a pool thread: how it ended, and the thread's CPU time it used when that was
+/// measured (a turn that began while other jobs waited; see [`SliceState::cpu_started`]).
+pub(crate) struct Turn {
+    pub(crate) ran: Ran,
+    pub(crate) cpu: Option<Duration>,
+}
+
 /// Starts serving `job` on the calling pool thread, on a coroutine, until it finishes or its
 /// slice ends while others wait (`waiting` counts them).
-pub(crate) fn start(job: Arc<dyn Job>, waiting: &'static AtomicUsize) -> Ran {
+pub(crate) fn start(job: Arc<dyn Job>, waiting: &'static AtomicUsize) -> Turn {
     match stack_pool::take(job.stack_bytes()) {
         Some(stack) => resume(Task::new(job, stack), waiting),
         None => {
             // No memory for a stack: the thread's own holds the deepest job, without slices.
             Arc::clone(&job).serve();
-            Ran::Finished(job)
+            Turn {
+                ran: Ran::Finished(job),
+                cpu: None,
+            }
         }
     }
 }
 
 /// Resumes a suspended task on the calling pool thread (see [`start`]).
-pub(crate) fn resume(mut task: Task, waiting: &'static AtomicUsize) -> Ran {
+pub(crate) fn resume(mut task: Task, waiting: &'static AtomicUsize) -> Turn {
     let Some(coroutine) = task.coroutine.as_mut() else {
-        return Ran::Finished(Arc::clone(&task.job));
+        return Turn {
+            ran: Ran::Finished(Arc::clone(&task.job)),
+            cpu: None,
+        };
     };
     task.state.started.set(Instant::now());
     task.state
@@ -191,7 +204,14 @@ pub(crate) fn resume(mut task: Task, waiting: &'static AtomicUsize) -> Ran {
     let outer = CURRENT.replace(&*task.state);
     let result = coroutine.resume(());
     CURRENT.set(outer);
-    match result {
+    // Read on this thread, which ran the whole turn.
+    let cpu = task
+        .state
+        .cpu_started
+        .get()
+        .zip(thread_cpu_time())
+        .map(|(started, now)| now.saturating_sub(started));
+    let ran = match result {
         CoroutineResult::Yield(()) => Ran::Suspended(task),
         CoroutineResult::Return(()) => {
             if let Some(finished) = task.coroutine.take() {
@@ -199,7 +219,8 @@ pub(crate) fn resume(mut task: Task, waiting: &'static AtomicUsize) -> Ran {
             }
             Ran::Finished(Arc::clone(&task.job))
         }
-    }
+    };
+    Turn { ran, cpu }
 }
 
 /// At an interrupt poll of the job running on this thread: once it has computed for a

@@ -118,8 +118,12 @@ fn a_suspended_task_resumes_on_another_thread_where_it_stopped() {
     let mut runners = Vec::new();
     for _ in 0..3 {
         let taken = task.take().expect("a suspended task");
-        let runner =
-            std::thread::spawn(move || (std::thread::current().id(), resume(taken, &NOBODY_WAITS)));
+        let runner = std::thread::spawn(move || {
+            (
+                std::thread::current().id(),
+                resume(taken, &NOBODY_WAITS).ran,
+            )
+        });
         let (runner_id, ran) = runner.join().expect("the thread resumes it");
         runners.push(runner_id);
         match ran {
@@ -245,7 +249,7 @@ fn a_suspended_task_that_is_dropped_is_leaked_not_unwound() {
     });
     let stacks = crate::scheduler::stack_pool::mapped();
     let task = Task::new(job, stack_pool::take(SMALL_STACK).expect("a stack"));
-    let Ran::Suspended(task) = resume(task, &NOBODY_WAITS) else {
+    let Ran::Suspended(task) = resume(task, &NOBODY_WAITS).ran else {
         panic!("the job suspends itself");
     };
     drop(task);
@@ -262,7 +266,7 @@ fn a_finished_task_gives_its_stack_back() {
         count.fetch_add(1, Ordering::SeqCst);
     });
     let task = Task::new(job, stack_pool::take(SMALL_STACK).expect("a stack"));
-    assert!(matches!(resume(task, &NOBODY_WAITS), Ran::Finished(_)));
+    assert!(matches!(resume(task, &NOBODY_WAITS).ran, Ran::Finished(_)));
     assert_eq!(ran.load(Ordering::SeqCst), 1);
 }
 
@@ -286,7 +290,8 @@ fn a_slice_is_cpu_time_so_a_turn_spent_off_the_cpu_is_not_cut() {
         }
     });
     let task = Task::new(job, stack_pool::take(SMALL_STACK).expect("a stack"));
-    let Ran::Suspended(task) = resume(task, &ONE_WAITS) else {
+    let turn = resume(task, &ONE_WAITS);
+    let Ran::Suspended(task) = turn.ran else {
         panic!("a turn that computed for a slice while another job waited goes on");
     };
     assert_eq!(
@@ -294,7 +299,13 @@ fn a_slice_is_cpu_time_so_a_turn_spent_off_the_cpu_is_not_cut() {
         Ok(Duration::ZERO),
         "the poll after the sleep gave the thread up"
     );
-    assert!(matches!(resume(task, &ONE_WAITS), Ran::Finished(_)));
+    // The turn's CPU time was measured: the sleep is not in it.
+    assert!(
+        turn.cpu.is_some_and(|cpu| cpu < slice() * 3),
+        "{:?}",
+        turn.cpu
+    );
+    assert!(matches!(resume(task, &ONE_WAITS).ran, Ran::Finished(_)));
 }
 
 #[test]
