@@ -200,9 +200,11 @@ mod tests {
         let stack = take(5 * 64 * 1024).expect("a stack");
         let (low, high) = (stack.limit().get(), stack.base().get());
         assert!(high - low >= 5 * 64 * 1024 + MARGIN_BYTES + GUARD_BYTES);
-        // The mapping's lowest GUARD_BYTES are inaccessible, what lies above is writable.
+        // The mapping's lowest GUARD_BYTES are inaccessible (one mapping or several: a
+        // sanitizer's allocator may keep the first guard page apart), what lies above is
+        // writable.
         let maps = std::fs::read_to_string("/proc/self/maps").expect("the process's mappings");
-        let guard = maps
+        let mappings: Vec<(usize, usize, bool)> = maps
             .lines()
             .filter_map(|line| {
                 let (range, rest) = line.split_once(' ')?;
@@ -211,10 +213,17 @@ mod tests {
                 let end = usize::from_str_radix(end, 16).ok()?;
                 Some((start, end, rest.starts_with("---p")))
             })
-            .find(|&(start, end, _)| start <= low && low < end)
-            .expect("the stack's mapping");
-        assert!(guard.2, "the low end is inaccessible");
-        assert!(guard.1 >= low + GUARD_BYTES, "{guard:?}");
+            .collect();
+        for page in (low..low + GUARD_BYTES).step_by(4096) {
+            let covering = mappings
+                .iter()
+                .find(|&&(start, end, _)| start <= page && page < end)
+                .expect("the stack's mapping");
+            assert!(
+                covering.2,
+                "{page:#x} in the guard is accessible: {covering:?}"
+            );
+        }
         // SAFETY: writes one byte just above the guard, inside the stack's writable part.
         unsafe { std::ptr::write_volatile((low + GUARD_BYTES) as *mut u8, 1) };
         give_back(stack);

@@ -19,7 +19,9 @@ mod slices;
 use std::time::Duration;
 use std::time::Instant;
 
-use super::testing::{after, engine_with, run_abortable, run_on, sync, FakeHost, FakeTool};
+use super::testing::{
+    after, engine_with, run_abortable, run_on, slowdown, sync, FakeHost, FakeTool,
+};
 use super::*;
 use crate::engine::host::ToolFailure;
 
@@ -655,8 +657,10 @@ fn a_waiting_run_resumes_as_each_answer_arrives_and_keeps_its_order() {
 
 #[test]
 fn spinning_guests_beyond_the_pool_size_are_each_stopped_at_their_deadline() {
+    // Counted from the call: each spinner must have started by then, in a slow build too.
+    let timeout_ms = 150 * u64::from(slowdown());
     let options = Options {
-        timeout_ms: 150,
+        timeout_ms,
         max_operations: u64::MAX,
         ..Options::default()
     };
@@ -668,7 +672,7 @@ fn spinning_guests_beyond_the_pool_size_are_each_stopped_at_their_deadline() {
     for reply in replies {
         let report = reply.blocking_recv().unwrap();
         assert!(report.dirty);
-        assert_eq!(error(report), EngineError::Timeout { timeout_ms: 150 });
+        assert_eq!(error(report), EngineError::Timeout { timeout_ms });
     }
     // Every thread is free again: a fresh executor runs at once.
     let fresh = engine_with(host(), &options);
