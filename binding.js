@@ -835,9 +835,11 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.PauseRequest = nativeBinding.PauseRequest
 module.exports.SESExecutor = nativeBinding.SESExecutor
 module.exports.SesExecutor = nativeBinding.SesExecutor
 module.exports.enginePoolStats = nativeBinding.enginePoolStats
+module.exports.pauseRun = nativeBinding.pauseRun
 module.exports.prepareProgram = nativeBinding.prepareProgram
 module.exports.renderToolsPrompt = nativeBinding.renderToolsPrompt
 module.exports.setEngineThreads = nativeBinding.setEngineThreads

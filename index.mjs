@@ -14,5 +14,7 @@ export const {
   CODE_AGENT_EXAMPLES,
   codeAgentSetup,
   createRunJavaScriptTool,
+  pauseRun,
+  PauseRequest,
 } = entry
 export default entry

@@ -20,6 +20,7 @@ export const {
   CODE_AGENT_EXAMPLES,
   codeAgentSetup,
   createRunJavaScriptTool,
+  pauseRun,
 } = require('../index.js') as typeof Binding
 
 export type { CodeOutput, ExecutorOptions } from '../index'

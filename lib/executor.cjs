@@ -26,6 +26,13 @@ class SESExecutor extends Native {
     return executor
   }
 
+  /** Makes an executor and gives it the session of `snapshot` (`executor.restore(snapshot)`). */
+  static async restore(snapshot, options) {
+    const executor = new this(options)
+    await executor.restore(snapshot)
+    return executor
+  }
+
   run(code, options) {
     const tracer = tracerOf(this.#tracer)
     if (tracer === undefined) return super.run(code, options)

@@ -18,6 +18,9 @@ pub enum ErrorCode {
     RuntimeException,
     ToolProxyFail,
     CleanupFailed,
+    /// A snapshot `restore()` refuses (or whose replay fails): not this package's, damaged,
+    /// tampered with, made under other options, or stopped by a limit.
+    SnapshotInvalid,
 }
 
 /// §8.2's severity column.
@@ -52,6 +55,7 @@ impl ErrorCode {
             Self::RuntimeException => "ERR_RUNTIME_EXCEPTION",
             Self::ToolProxyFail => "ERR_TOOL_PROXY_FAIL",
             Self::CleanupFailed => "ERR_CLEANUP_FAILED",
+            Self::SnapshotInvalid => "ERR_SNAPSHOT_INVALID",
         }
     }
 
@@ -69,7 +73,10 @@ impl ErrorCode {
     /// rewrite the code or call the tool differently, and the executor stays `READY` (§7.6).
     pub fn retryable(self) -> bool {
         match self {
-            Self::InvalidState | Self::SesInitFailed | Self::CleanupFailed => false,
+            Self::InvalidState
+            | Self::SesInitFailed
+            | Self::CleanupFailed
+            | Self::SnapshotInvalid => false,
             Self::ValidationFailed
             | Self::ImportNotAllowed
             | Self::MaxOpsExceeded
@@ -110,6 +117,7 @@ impl ExecutorError {
             ErrorCode::ToolProxyFail => format!("Tool execution failed: {cause}"),
             ErrorCode::RuntimeException => format!("Runtime exception: {cause}"),
             ErrorCode::CleanupFailed => format!("Cleanup failed: {cause}"),
+            ErrorCode::SnapshotInvalid => format!("Invalid snapshot: {cause}"),
         };
         Self {
             code,
@@ -277,6 +285,40 @@ impl ExecutorError {
         )
         .with_detail("reason", "aborted")
         .with_detail("started", started)
+    }
+
+    /// `ERR_SNAPSHOT_INVALID`: `details.reason` names what is wrong (`truncated`, `malformed`,
+    /// `checksum`, `version`, `hmac`, `options`, `diverged`, `limit`), and `details.limit` the
+    /// option concerned for `options` and `limit`.
+    pub fn snapshot_invalid(error: &crate::session::SnapshotError) -> Self {
+        let invalid = Self::new(ErrorCode::SnapshotInvalid, &error.message)
+            .with_detail("reason", error.problem.as_str());
+        match error.limit {
+            Some(limit) => invalid.with_detail("limit", limit),
+            None => invalid,
+        }
+    }
+
+    /// `ERR_INVALID_STATE` for a `sendTools()` of a `PAUSED` executor naming a tool its session
+    /// does not have: until `resume()`, it takes only the functions of its own tools.
+    pub fn not_a_paused_tool(tool: &str) -> Self {
+        Self::new(
+            ErrorCode::InvalidState,
+            format!("PAUSED (sendTools() takes only the paused session's own tools until resume(); '{tool}' is not one of them)"),
+        )
+        .with_detail("state", "PAUSED")
+        .with_detail("method", "sendTools")
+        .with_detail("tool", tool)
+    }
+
+    /// `ERR_INVALID_STATE` for a `snapshot()` of a session that cannot be written (`why`).
+    pub fn not_durable(why: &str) -> Self {
+        Self::new(
+            ErrorCode::InvalidState,
+            format!("the session cannot be snapshotted: {why}"),
+        )
+        .with_detail("method", "snapshot")
+        .with_detail("reason", why)
     }
 
     /// `ERR_CLEANUP_FAILED` (§8.2).

@@ -15,7 +15,9 @@ pub mod options;
 pub mod program;
 pub mod prompt;
 pub mod scheduler;
+pub mod session;
 pub mod tool_args;
+pub mod tools;
 pub mod trace;
 pub mod value;
 

@@ -10,6 +10,7 @@
 use std::sync::Weak;
 
 use super::{Command, EngineInbox};
+pub use crate::tools::{ToolFailure, ToolResult, ToolSpec};
 use crate::value::Value;
 
 pub use super::realm::console::LogEntry;
@@ -31,30 +32,6 @@ pub trait Host: Send + Sync + 'static {
     fn log(&self, _entry: LogEntry) {}
 }
 
-/// A tool the host offers the sandbox: its name, and for a smolagents tool object the names of
-/// its inputs, in order. Such a tool's `forward` takes one object of named inputs: the engine
-/// names the sandbox's arguments (`crate::tool_args`), so that the host, and the run's trace,
-/// get exactly what `forward` receives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolSpec {
-    pub name: String,
-    pub inputs: Option<Vec<String>>,
-}
-
-impl From<String> for ToolSpec {
-    /// A plain function: called with the sandbox's arguments as they are.
-    fn from(name: String) -> Self {
-        Self { name, inputs: None }
-    }
-}
-
-impl From<&str> for ToolSpec {
-    /// A plain function: called with the sandbox's arguments as they are.
-    fn from(name: &str) -> Self {
-        name.to_owned().into()
-    }
-}
-
 /// One tool call from the sandbox.
 #[derive(Debug)]
 pub struct ToolCall {
@@ -65,39 +42,16 @@ pub struct ToolCall {
     pub reply: ToolReply,
 }
 
-/// A tool's failure as the sandbox sees it: the error's name and message only, never the host's
-/// stack (DESIGN.md "Tool failures").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolFailure {
-    pub name: String,
-    pub message: String,
-    /// Whether calling again can succeed (§8.2's "Depends" row of `ERR_TOOL_PROXY_FAIL`): the
-    /// tool's own error says so with `retryable: false`; a result the host gave that cannot
-    /// be copied is the host's fault, never the code's.
-    pub retryable: bool,
+/// A tool's request that the run pause at its call (`pauseRun(reason)`): the run settles with
+/// the call named in `CodeOutput.paused`, and `resume(answer)` answers the call later.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PauseRequest {
+    /// What the tool gave `pauseRun` (a copy).
+    pub reason: Value,
+    /// The call's arguments, handed back by the host: the engine does not keep a copy of every
+    /// call's arguments for the rare call that pauses.
+    pub args: Vec<Value>,
 }
-
-impl ToolFailure {
-    /// A plain `Error` with `message`.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            name: "Error".into(),
-            message: message.into(),
-            retryable: true,
-        }
-    }
-
-    /// A failure of the host's side that calling again cannot fix.
-    pub fn of_host(message: impl Into<String>) -> Self {
-        Self {
-            retryable: false,
-            ..Self::new(message)
-        }
-    }
-}
-
-/// The outcome of a tool call.
-pub type ToolResult = Result<Value, ToolFailure>;
 
 /// What the host says about a call.
 #[derive(Debug)]
@@ -108,6 +62,8 @@ pub(super) enum ToolAnswer {
     Pending,
     /// That promise settled.
     Settled(ToolResult),
+    /// The tool (or the promise it returned) asked the run to pause.
+    Paused(Box<PauseRequest>),
 }
 
 /// The one message a reply or settlement may still send about call `id`.
@@ -144,6 +100,11 @@ impl ToolReply {
         self.0.send(ToolAnswer::Returned(result));
     }
 
+    /// The tool asked the run to pause at this call.
+    pub fn paused(mut self, pause: PauseRequest) {
+        self.0.send(ToolAnswer::Paused(Box::new(pause)));
+    }
+
     /// The tool returned a promise; settle it later through the returned handle.
     pub fn pending(mut self) -> ToolSettlement {
         let settlement = Answerer {
@@ -171,6 +132,11 @@ impl ToolSettlement {
     /// The tool's promise settled with `result`.
     pub fn settle(mut self, result: ToolResult) {
         self.0.send(ToolAnswer::Settled(result));
+    }
+
+    /// The tool's promise resolved with a request to pause the run at this call.
+    pub fn paused(mut self, pause: PauseRequest) {
+        self.0.send(ToolAnswer::Paused(Box::new(pause)));
     }
 }
 

@@ -7,6 +7,7 @@ pub mod host;
 mod quickjs;
 mod realm;
 mod run;
+pub mod session;
 #[cfg(test)]
 pub mod testing;
 mod values;
@@ -21,7 +22,7 @@ use crate::diagnostic::{Diagnostic, Location};
 use crate::options::{LogLevel, Options};
 use crate::scheduler::inbox::Inbox;
 use crate::value::Value;
-use host::{Host, ToolAnswer};
+use host::{Host, ToolAnswer, ToolResult};
 
 pub use quickjs::heap::memory_freed;
 pub use realm::console::{LogEntry, Logs, TRUNCATION_MARKER};
@@ -59,6 +60,8 @@ pub struct EngineConfig {
     pub modules: Vec<(String, crate::modules::ModuleSpec)>,
     /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`realm/timers.rs`).
     pub timers: bool,
+    /// The options a session's state depends on, which a snapshot carries and a restore checks.
+    pub terms: crate::session::Terms,
 }
 
 impl From<&Options> for EngineConfig {
@@ -71,6 +74,7 @@ impl From<&Options> for EngineConfig {
             authorized_imports: options.authorized_imports.clone(),
             modules: options.modules.clone(),
             timers: options.timers,
+            terms: crate::session::Terms::of(options),
         }
     }
 }
@@ -212,6 +216,16 @@ pub struct RunReport {
     pub diagnostics: Vec<Diagnostic>,
     /// The run's events (all but its end, which the executor adds), when it was traced.
     pub trace: Option<TraceRecord>,
+    /// The call the run paused at, when a tool asked it to pause: the engine is gone then, and
+    /// the session's journal (the paused run included) is here.
+    pub paused: Option<Box<PausedRun>>,
+}
+
+/// A run that paused (`pauseRun`): the call it paused at, and the session to resume it from.
+#[derive(Debug)]
+pub struct PausedRun {
+    pub call: crate::session::PausedCall,
+    pub journal: crate::session::Journal,
 }
 
 impl RunReport {
@@ -225,6 +239,7 @@ impl RunReport {
             stats: RunStats::default(),
             diagnostics: Vec::new(),
             trace: None,
+            paused: None,
         }
     }
 }
@@ -312,6 +327,15 @@ pub enum EngineError {
     /// The engine thread is gone (shut down, or it never started).
     #[error("the engine thread has stopped")]
     Stopped,
+    /// A snapshot was refused, or its replay failed.
+    #[error("{0}")]
+    Snapshot(crate::session::SnapshotError),
+    /// The session cannot be snapshotted (why).
+    #[error("{0}")]
+    NotDurable(String),
+    /// The run was queued behind a run that paused: it did not start.
+    #[error("the executor paused")]
+    Paused,
 }
 
 /// A message to the engine.
@@ -323,6 +347,15 @@ enum Command {
         Arc<AtomicBool>,
         oneshot::Sender<Result<(), EngineError>>,
     ),
+    /// Builds the runtime and context from a session, in place of [`Command::Start`].
+    Restore(Box<session::Restore>),
+    /// Writes the session as a snapshot, signed with the key if one is given.
+    Snapshot(
+        Option<Arc<[u8]>>,
+        oneshot::Sender<Result<Vec<u8>, EngineError>>,
+    ),
+    /// Replays the paused run the engine holds and resumes it with the answer.
+    Resume(RunRequest, ToolResult, oneshot::Sender<RunReport>),
     Run(RunRequest, oneshot::Sender<RunReport>),
     DefineTools(
         Vec<host::ToolSpec>,
@@ -373,6 +406,69 @@ impl Engine {
             },
             ready_rx,
         )
+    }
+
+    /// Creates an engine from a session (`session::Source`): a pool thread builds its runtime
+    /// and replays the session into it. The receiver answers with what the engine holds then;
+    /// with `resume`, the paused run is resumed with the answer and its report goes to the
+    /// sender given.
+    pub fn restore(
+        config: EngineConfig,
+        host: Arc<dyn Host>,
+        source: session::Source,
+        limits: session::ReplayLimits,
+        resume: Option<(RunRequest, ToolResult, oneshot::Sender<RunReport>)>,
+    ) -> (
+        Engine,
+        oneshot::Receiver<Result<session::Restored, EngineError>>,
+    ) {
+        let (ready, ready_rx) = oneshot::channel();
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let abort = resume.as_ref().map(|(request, ..)| request.abort.clone());
+        let restore = session::Restore {
+            config,
+            host,
+            shutdown: Arc::clone(&shutdown),
+            source,
+            limits,
+            resume,
+            ready,
+        };
+        let inbox = EngineInbox::start(
+            Command::Restore(Box::new(restore)),
+            run::worker::serve,
+            || Command::Wake,
+        );
+        if let Some(abort) = abort {
+            abort.attach(&inbox);
+        }
+        (
+            Engine {
+                inbox,
+                shutdown,
+                stopped: false,
+            },
+            ready_rx,
+        )
+    }
+
+    /// Writes the session as a snapshot (signed with `key` when given).
+    pub fn snapshot(
+        &self,
+        key: Option<Arc<[u8]>>,
+    ) -> oneshot::Receiver<Result<Vec<u8>, EngineError>> {
+        let (reply, receiver) = oneshot::channel();
+        self.inbox.post(Command::Snapshot(key, reply));
+        receiver
+    }
+
+    /// Resumes the paused run this engine holds (a restored session paused in a run): replays
+    /// it up to the call it paused at, which gets `answer`. `request` carries the limits.
+    pub fn resume(&self, request: RunRequest, answer: ToolResult) -> oneshot::Receiver<RunReport> {
+        let (reply, receiver) = oneshot::channel();
+        request.abort.attach(&self.inbox);
+        self.inbox.post(Command::Resume(request, answer, reply));
+        receiver
     }
 
     /// Queues a run. If the engine is gone, the receiver reports a closed channel.

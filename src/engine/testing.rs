@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::host::{Host, ToolCall, ToolFailure, ToolResult, ToolSpec};
+use super::host::{Host, PauseRequest, ToolCall, ToolFailure, ToolResult, ToolSpec};
 use super::{Engine, EngineConfig, RunAbort, RunReport, RunRequest};
 use crate::options::Options;
 use crate::value::Value;
@@ -26,6 +26,9 @@ pub enum FakeTool {
     SlowSync(Duration, Behaviour),
     /// Returns a promise that never settles.
     Never,
+    /// Asks the run to pause with this reason (`pauseRun`), synchronously or (with a delay)
+    /// through its promise.
+    Pause(Option<Duration>, Value),
 }
 
 /// A [`Host`] whose tools are [`FakeTool`]s.
@@ -63,6 +66,20 @@ impl Host for FakeHost {
                 });
             }
             Some(FakeTool::Never) => std::mem::forget(call.reply.pending()),
+            Some(FakeTool::Pause(None, reason)) => call.reply.paused(PauseRequest {
+                reason,
+                args: call.args,
+            }),
+            Some(FakeTool::Pause(Some(delay), reason)) => {
+                let settlement = call.reply.pending();
+                std::thread::spawn(move || {
+                    std::thread::sleep(delay);
+                    settlement.paused(PauseRequest {
+                        reason,
+                        args: call.args,
+                    });
+                });
+            }
         }
     }
 }

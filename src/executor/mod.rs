@@ -15,16 +15,18 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use crate::diagnostic::Diagnostic;
-use crate::engine::host::{Host, ToolSpec};
+use crate::engine::host::{Host, ToolResult, ToolSpec};
+use crate::engine::session::{ReplayLimits, Restored, Source};
 use crate::engine::{
-    Completion, Engine, EngineConfig, EngineError, LogEntry, RunReport, RunRequest, SourcePosition,
-    TraceRecord,
+    Completion, Engine, EngineConfig, EngineError, LogEntry, PausedRun, RunReport, RunRequest,
+    SourcePosition, TraceRecord,
 };
 use crate::error::ExecutorError;
 use crate::options::rules::log_budget_too_small;
 use crate::options::{Options, RunConcurrency};
 use crate::program::rules::{import_allowed, static_import_in_script_mode};
 use crate::program::{FINAL_ANSWER, INTERNAL_PREFIX};
+use crate::session::{Journal, Origin, PausedCall, Step};
 use crate::trace::{EventSink, RunEnd, RunOutcome, RunStream, TraceEvent, TraceKind};
 use crate::value::Value;
 
@@ -50,6 +52,9 @@ pub struct RunOutput {
     pub images: Vec<crate::canvas::Image>,
     /// The run's events, its end last, when it was traced.
     pub trace: Option<Vec<TraceEvent>>,
+    /// The call the run paused at, when a tool asked it to pause (`pauseRun`): the executor is
+    /// `PAUSED` until `resume()`.
+    pub paused: Option<PausedCall>,
 }
 
 /// What a run's trace should do (issue 17): keep the events for the result, stream them, both
@@ -101,6 +106,19 @@ struct Inner {
     /// Runs handed to the engine and not answered yet: the running one and the queued ones
     /// (§2.3; the engine thread runs them in order).
     in_flight: usize,
+    /// While `PAUSED`: the run's pause, and its session.
+    paused: Option<Paused>,
+}
+
+/// A paused run and where its session is: in the executor (the run paused here: its engine is
+/// gone, and `resume()` replays the session), or in the engine (restored from a snapshot of a
+/// paused session: the engine holds the state before the run, and the run).
+struct Paused {
+    call: PausedCall,
+    /// The session (the paused run its last step), when no engine holds it.
+    journal: Option<Journal>,
+    /// The tools the session has: a paused executor takes these again, and no others.
+    tools: Vec<String>,
 }
 
 /// One executor: checked options, a state, the host its tools call, and (between `init` and
@@ -135,6 +153,7 @@ impl Executor {
                 state: ExecutorState::New,
                 engine: None,
                 in_flight: 0,
+                paused: None,
             })),
         }
     }
@@ -228,6 +247,23 @@ impl Executor {
                         }
                     }
                 }
+                // A paused session takes its tools' functions again (after a restore, or to
+                // replace them), for the run it resumes; that run has no use for others.
+                ExecutorState::Paused => {
+                    let known = guard
+                        .paused
+                        .as_ref()
+                        .map_or(&[][..], |paused| &paused.tools[..]);
+                    match tools.iter().find(|tool| !known.contains(&tool.name)) {
+                        Some(unknown) => Err(ExecutorError::not_a_paused_tool(&unknown.name)),
+                        None => {
+                            register();
+                            let (reply, answered) = tokio::sync::oneshot::channel();
+                            let _ = reply.send(Ok(()));
+                            Ok(answered)
+                        }
+                    }
+                }
                 state => Err(ExecutorError::invalid_state(state, "sendTools")),
             }
         };
@@ -294,69 +330,204 @@ impl Executor {
                 guard.state = ExecutorState::Running;
             })
         };
+        let ending = RunEnding {
+            inner,
+            watched,
+            timeout_ms,
+            notices,
+            record,
+            traced,
+            sink,
+        };
         async move {
-            let reply = match submitted {
-                Ok(reply) => reply,
+            match submitted {
+                Ok(reply) => ending.finish(reply).await,
+                Err(error) => Settled::now(Err(error)),
+            }
+        }
+    }
+
+    /// The call the executor's run paused at, while it is `PAUSED`.
+    pub fn paused(&self) -> Option<PausedCall> {
+        lock(&self.inner)
+            .paused
+            .as_ref()
+            .map(|paused| paused.call.clone())
+    }
+
+    /// `snapshot()`: the session as bytes that [`Executor::restore`] takes back, in this process
+    /// or another; `READY` or `PAUSED` only (a run in flight, or a `DIRTY` context, has no state
+    /// at rest to write). Signed with `snapshotKey` when the executor has one.
+    pub fn snapshot(
+        &self,
+    ) -> impl Future<Output = Result<Vec<u8>, ExecutorError>> + Send + 'static {
+        let key = self.options.snapshot_key.clone();
+        let terms = crate::session::Terms::of(&self.options);
+        let started = {
+            let guard = lock(&self.inner);
+            match (guard.state, guard.engine.as_ref(), guard.paused.as_ref()) {
+                (ExecutorState::Ready | ExecutorState::Paused, Some(engine), _) => {
+                    Ok(Ok(engine.snapshot(key.clone())))
+                }
+                (
+                    ExecutorState::Paused,
+                    None,
+                    Some(Paused {
+                        journal: Some(journal),
+                        ..
+                    }),
+                ) => Ok(Err(journal.clone())),
+                (state, ..) => Err(ExecutorError::invalid_state(state, "snapshot")),
+            }
+        };
+        async move {
+            match started? {
+                Ok(written) => match written.await {
+                    Ok(Ok(bytes)) => Ok(bytes),
+                    Ok(Err(error)) => Err(run_failed(error, String::new())),
+                    Err(_) => Err(run_failed(EngineError::Stopped, String::new())),
+                },
+                Err(journal) => Ok(crate::session::seal::seal(&terms, &journal, key.as_deref())),
+            }
+        }
+    }
+
+    /// `SESExecutor.restore(bytes, options)`: this `NEW` executor takes the session a snapshot
+    /// holds (`INITIALIZING` → `READY`, or `PAUSED` for a session paused in a run). The snapshot
+    /// is untrusted input: it is checked (format, versions, checksum, HMAC with `snapshotKey`),
+    /// its terms must be this executor's options, and its runs are validated again and replayed
+    /// under this executor's limits. Refused with `ERR_SNAPSHOT_INVALID` (`DEAD` then).
+    pub fn restore(&self, bytes: Vec<u8>) -> impl Future<Output = Settled<()>> + Send + 'static {
+        let inner = Arc::clone(&self.inner);
+        let started = {
+            let mut guard = lock(&inner);
+            match guard.state {
+                ExecutorState::New => {
+                    let (engine, ready) = Engine::restore(
+                        EngineConfig::from(self.options.as_ref()),
+                        Arc::clone(&self.host),
+                        Source::Bytes(bytes, self.options.snapshot_key.clone()),
+                        self.replay_limits(),
+                        None,
+                    );
+                    guard.state = ExecutorState::Initializing;
+                    guard.engine = Some(engine);
+                    Ok(ready)
+                }
+                state => Err(ExecutorError::invalid_state(state, "restore")),
+            }
+        };
+        async move {
+            let ready = match started {
+                Ok(ready) => ready,
                 Err(error) => return Settled::now(Err(error)),
             };
-            let (report, overdue) = match answer_by_deadline(reply, &watched, timeout_ms).await {
-                Some(answer) => (
-                    answer.unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true)),
-                    false,
-                ),
-                None => (
-                    RunReport::refused(EngineError::Timeout { timeout_ms }, true),
-                    true,
-                ),
-            };
-            let dirty = report.dirty;
-            let mut diagnostics = report.diagnostics;
-            diagnostics.extend(notices);
-            let result = match report.result {
-                Ok(Completion {
-                    output,
-                    is_final_answer,
-                }) => Ok(RunOutput {
-                    output,
-                    logs: report.logs.text,
-                    is_final_answer,
-                    log_entries: report.logs.entries,
-                    stats: report.stats,
-                    diagnostics,
-                    images: report.images,
-                    trace: None,
+            match ready.await.unwrap_or(Err(EngineError::Stopped)) {
+                Ok(restored) => Settled::then(Ok(()), move || {
+                    let mut guard = lock(&inner);
+                    match restored {
+                        Restored::Paused(call, tools) => {
+                            guard.state = ExecutorState::Paused;
+                            guard.paused = Some(Paused {
+                                call,
+                                journal: None,
+                                tools,
+                            });
+                        }
+                        Restored::Ready | Restored::Resumed => guard.state = ExecutorState::Ready,
+                    }
                 }),
-                Err(error) if overdue => Err(with_notes(
-                    run_failed(error, report.logs.text)
-                        .with_detail("graceMs", DEADLINE_GRACE.as_millis() as u64)
-                        .with_detail("stillRunning", true),
-                    &diagnostics,
-                )),
-                Err(error) => Err(with_notes(
-                    run_failed(error, report.logs.text),
-                    &diagnostics,
-                )),
-            };
-            // A run answered without the engine (overdue) still ends its trace and its stream.
-            let trace = report.trace.or_else(|| {
-                (overdue && traced).then(|| TraceRecord {
-                    events: record.then(Vec::new),
-                    dropped_events: 0,
-                })
-            });
-            let result = match trace {
-                Some(record) => end_trace(result, record, &report.stats, sink.as_deref()),
-                None => result,
-            };
-            Settled::then(result, move || {
-                let mut guard = lock(&inner);
-                guard.in_flight = guard.in_flight.saturating_sub(1);
-                if dirty && guard.state == ExecutorState::Running {
-                    guard.state = ExecutorState::Dirty;
-                } else if guard.in_flight == 0 && guard.state == ExecutorState::Running {
-                    guard.state = ExecutorState::Ready;
+                Err(error) => Settled::then(Err(restore_failed(error)), move || {
+                    let mut guard = lock(&inner);
+                    guard.state = ExecutorState::Dead;
+                    guard.engine = None;
+                }),
+            }
+        }
+    }
+
+    /// `resume(answer)`: continues the paused run from the call it paused at, which gets
+    /// `answer` (a value, or a failure the call throws): `PAUSED` → `RUNNING` → as `run()` ends
+    /// (`READY`, `DIRTY`, or `PAUSED` again). The run is replayed up to that call first, under
+    /// this executor's limits; a replay that fails rejects with `ERR_SNAPSHOT_INVALID` and leaves
+    /// the executor `PAUSED`.
+    pub fn resume(
+        &self,
+        answer: ToolResult,
+    ) -> impl Future<Output = Settled<RunOutput>> + Send + 'static {
+        let inner = Arc::clone(&self.inner);
+        let abort = RunAbort::new();
+        let request = RunRequest::new(String::new(), &self.options, abort.clone());
+        let ending = RunEnding {
+            inner: Arc::clone(&inner),
+            watched: abort,
+            timeout_ms: self.options.timeout_ms,
+            notices: Vec::new(),
+            record: false,
+            traced: false,
+            sink: None,
+        };
+        let started = {
+            let mut guard = lock(&inner);
+            match (guard.state, guard.paused.take()) {
+                (ExecutorState::Paused, Some(paused)) => match (&guard.engine, &paused.journal) {
+                    (Some(engine), _) => {
+                        let reply = engine.resume(request, answer);
+                        guard.state = ExecutorState::Running;
+                        guard.in_flight += 1;
+                        Ok((reply, None, paused))
+                    }
+                    (None, Some(journal)) => {
+                        let (reply, receiver) = tokio::sync::oneshot::channel();
+                        let (engine, ready) = Engine::restore(
+                            EngineConfig::from(self.options.as_ref()),
+                            Arc::clone(&self.host),
+                            Source::Journal(journal.clone()),
+                            self.replay_limits(),
+                            Some((request, answer, reply)),
+                        );
+                        guard.engine = Some(engine);
+                        guard.state = ExecutorState::Running;
+                        guard.in_flight += 1;
+                        Ok((receiver, Some(ready), paused))
+                    }
+                    (None, None) => Err(ExecutorError::invalid_state(
+                        ExecutorState::Paused,
+                        "resume",
+                    )),
+                },
+                (state, paused) => {
+                    guard.paused = paused;
+                    Err(ExecutorError::invalid_state(state, "resume"))
                 }
-            })
+            }
+        };
+        async move {
+            let (reply, ready, paused) = match started {
+                Ok(started) => started,
+                Err(error) => return Settled::now(Err(error)),
+            };
+            if let Some(ready) = ready {
+                if let Err(error) = ready.await.unwrap_or(Err(EngineError::Stopped)) {
+                    // The session is still there to resume with other limits, or to snapshot.
+                    return Settled::then(Err(restore_failed(error)), move || {
+                        let mut guard = lock(&inner);
+                        guard.engine = None;
+                        guard.in_flight = guard.in_flight.saturating_sub(1);
+                        guard.state = ExecutorState::Paused;
+                        guard.paused = Some(paused);
+                    });
+                }
+            }
+            ending.finish(reply).await
+        }
+    }
+
+    /// The limits a restore replays under: this executor's.
+    fn replay_limits(&self) -> ReplayLimits {
+        ReplayLimits {
+            max_operations: self.options.max_operations,
+            timeout_ms: self.options.timeout_ms,
         }
     }
 
@@ -367,8 +538,9 @@ impl Executor {
             let mut guard = lock(&self.inner);
             match guard.state {
                 ExecutorState::Dead => Ok(None),
-                ExecutorState::Ready | ExecutorState::Dirty => {
+                ExecutorState::Ready | ExecutorState::Dirty | ExecutorState::Paused => {
                     guard.state = ExecutorState::Dead;
+                    guard.paused = None;
                     Ok(guard.engine.take().map(Engine::stop))
                 }
                 state => Err(ExecutorError::invalid_state(state, "cleanup")),
@@ -394,6 +566,105 @@ impl Executor {
             guard.engine.take()
         };
         drop(engine);
+    }
+}
+
+/// What ends a run the executor handed to its engine (`run()`, `resume()`): the answer (or
+/// the deadline's, when the engine thread is stuck), its trace's end, and the state it leaves.
+struct RunEnding {
+    inner: Arc<Mutex<Inner>>,
+    watched: RunAbort,
+    timeout_ms: u64,
+    /// The options' own diagnostics, reported with the run.
+    notices: Vec<Diagnostic>,
+    /// Whether the run keeps its trace, and whether it is traced at all.
+    record: bool,
+    traced: bool,
+    sink: Option<Arc<dyn EventSink>>,
+}
+
+impl RunEnding {
+    async fn finish(self, reply: tokio::sync::oneshot::Receiver<RunReport>) -> Settled<RunOutput> {
+        let RunEnding {
+            inner,
+            watched,
+            timeout_ms,
+            notices,
+            record,
+            traced,
+            sink,
+        } = self;
+        let (report, overdue) = match answer_by_deadline(reply, &watched, timeout_ms).await {
+            Some(answer) => (
+                answer.unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true)),
+                false,
+            ),
+            None => (
+                RunReport::refused(EngineError::Timeout { timeout_ms }, true),
+                true,
+            ),
+        };
+        let dirty = report.dirty;
+        let mut diagnostics = report.diagnostics;
+        diagnostics.extend(notices);
+        let paused = report.paused;
+        let result = match report.result {
+            Ok(Completion {
+                output,
+                is_final_answer,
+            }) => Ok(RunOutput {
+                output,
+                logs: report.logs.text,
+                is_final_answer,
+                log_entries: report.logs.entries,
+                stats: report.stats,
+                diagnostics,
+                images: report.images,
+                trace: None,
+                paused: paused.as_ref().map(|paused| paused.call.clone()),
+            }),
+            Err(error) if overdue => Err(with_notes(
+                run_failed(error, report.logs.text)
+                    .with_detail("graceMs", DEADLINE_GRACE.as_millis() as u64)
+                    .with_detail("stillRunning", true),
+                &diagnostics,
+            )),
+            Err(error) => Err(with_notes(
+                run_failed(error, report.logs.text),
+                &diagnostics,
+            )),
+        };
+        // A run answered without the engine (overdue) still ends its trace and its stream.
+        let trace = report.trace.or_else(|| {
+            (overdue && traced).then(|| TraceRecord {
+                events: record.then(Vec::new),
+                dropped_events: 0,
+            })
+        });
+        let result = match trace {
+            Some(record) => end_trace(result, record, &report.stats, sink.as_deref()),
+            None => result,
+        };
+        Settled::then(result, move || {
+            let mut guard = lock(&inner);
+            guard.in_flight = guard.in_flight.saturating_sub(1);
+            if let Some(paused) = paused {
+                // The engine is gone with the paused run's runtime; the session is here.
+                let PausedRun { call, journal } = *paused;
+                guard.engine = None;
+                guard.in_flight = 0;
+                guard.state = ExecutorState::Paused;
+                guard.paused = Some(Paused {
+                    call,
+                    tools: tool_names(&journal),
+                    journal: Some(journal),
+                });
+            } else if dirty && guard.state == ExecutorState::Running {
+                guard.state = ExecutorState::Dirty;
+            } else if guard.in_flight == 0 && guard.state == ExecutorState::Running {
+                guard.state = ExecutorState::Ready;
+            }
+        })
     }
 }
 
@@ -519,6 +790,33 @@ fn init_failed(error: &EngineError) -> ExecutorError {
     ExecutorError::init_failed(error)
 }
 
+/// A restore (or the replay of a resume) that failed: the snapshot's problem, or the failure
+/// that stopped the runtime from being built.
+fn restore_failed(error: EngineError) -> ExecutorError {
+    match error {
+        EngineError::Start(_) => init_failed(&error),
+        error => run_failed(error, String::new()),
+    }
+}
+
+/// The tools a session has: those its checkpoint holds and those sent since.
+fn tool_names(journal: &Journal) -> Vec<String> {
+    let mut names: Vec<String> = match &journal.origin {
+        Origin::Checkpoint(image) => image.tools.iter().map(|tool| tool.name.clone()).collect(),
+        Origin::Fresh { .. } => Vec::new(),
+    };
+    for step in &journal.steps {
+        if let Step::Tools(tools) = step {
+            for tool in tools {
+                if !names.contains(&tool.name) {
+                    names.push(tool.name.clone());
+                }
+            }
+        }
+    }
+    names
+}
+
 /// Maps an engine failure to its §8.2 code: the one place where that decision is made.
 fn run_failed(error: EngineError, logs: String) -> ExecutorError {
     let error = match error {
@@ -548,6 +846,9 @@ fn run_failed(error: EngineError, logs: String) -> ExecutorError {
         EngineError::ToolName(name) => tool_name_taken(&name),
         EngineError::Dirty => ExecutorError::invalid_state(ExecutorState::Dirty, "run"),
         EngineError::Stopped => ExecutorError::shut_down(),
+        EngineError::Snapshot(error) => ExecutorError::snapshot_invalid(&error),
+        EngineError::NotDurable(why) => ExecutorError::not_durable(&why),
+        EngineError::Paused => ExecutorError::invalid_state(ExecutorState::Paused, "run"),
     };
     error.with_logs(logs)
 }

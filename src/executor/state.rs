@@ -1,4 +1,4 @@
-//! The six states of §4.1.
+//! The six states of §4.1, and `PAUSED` (a run waiting for `resume()`).
 
 use std::fmt;
 
@@ -9,6 +9,8 @@ pub enum ExecutorState {
     Initializing,
     Ready,
     Running,
+    /// A run paused at a tool's request (`pauseRun`) and waits for `resume()`.
+    Paused,
     Dirty,
     Dead,
 }
@@ -21,6 +23,7 @@ impl ExecutorState {
             Self::Initializing => "INITIALIZING",
             Self::Ready => "READY",
             Self::Running => "RUNNING",
+            Self::Paused => "PAUSED",
             Self::Dirty => "DIRTY",
             Self::Dead => "DEAD",
         }

@@ -91,7 +91,7 @@ const HELPERS_SOURCE: &str = r#"(() => {
     try { call(then, promise, undefined, ignore); } catch {}
   };
   const codeOutput = (output, logs, isFinalAnswer, logEntries, diagnostics, images, trace,
-      wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled) => {
+      wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled, paused) => {
     const stats = timersCancelled === undefined
       ? { wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes }
       : { wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled };
@@ -106,7 +106,8 @@ const HELPERS_SOURCE: &str = r#"(() => {
     };
     // A spread defines its properties: never an assignment, which would run a setter on
     // Object.prototype.
-    return trace === undefined ? result : { ...result, trace };
+    const traced = trace === undefined ? result : { ...result, trace };
+    return paused === undefined ? traced : { ...traced, paused };
   };
   const logEntry = (level, message, ts) => ({ level, message, ts });
   return [describe, handle, codeOutput, logEntry];

@@ -65,6 +65,11 @@ pub struct CodeOutput {
     /// milliseconds since the run started.
     #[napi(ts_type = "Array<TraceEvent>")]
     pub trace: Option<Trace>,
+    /// Present when a tool asked the run to pause (`pauseRun(reason)`): the call it paused at,
+    /// `{ tool, args, line, reason }`. The executor is `PAUSED`; `resume(answer)` continues the
+    /// run from that call.
+    #[napi(ts_type = "PausedCall")]
+    pub paused: Option<Copied>,
 }
 
 /// A canvas drawn during a run, encoded as PNG.
@@ -163,6 +168,10 @@ impl ToNapiValue for CodeOutput {
                     Some(count) => f64::to_napi_value(raw_env, count)?,
                     None => undefined,
                 },
+                match val.paused {
+                    Some(paused) => Copied::to_napi_value(raw_env, paused)?,
+                    None => undefined,
+                },
             ]
         };
         env_data::build(&env, Builder::CodeOutput, &args)
@@ -198,6 +207,7 @@ impl From<RunOutput> for CodeOutput {
             diagnostics: run.diagnostics.iter().map(Diagnostic::to_json).collect(),
             images: run.images.into_iter().map(CanvasImage::from).collect(),
             trace: run.trace.map(Trace),
+            paused: super::session::paused_output(run.paused),
         }
     }
 }
@@ -207,13 +217,13 @@ impl From<RunOutput> for CodeOutput {
 /// `run()` code, and `cleanup()` when done.
 #[napi(js_name = "SESExecutor")]
 pub struct SesExecutor {
-    executor: Executor,
+    pub(super) executor: Executor,
     /// `maxValueBytes`, for the copies made on Node's side (variables).
-    max_value_bytes: u64,
+    pub(super) max_value_bytes: u64,
     /// The tools sent so far; only touched on Node's thread.
     tools: ToolTable,
     /// The executor's queue to Node's thread, which settles its promises.
-    node: Arc<NodeQueue>,
+    pub(super) node: Arc<NodeQueue>,
     /// Set once the executor's Node environment is being torn down.
     closing: Arc<AtomicBool>,
     /// `onEvent`, when the caller set it.
@@ -266,6 +276,46 @@ impl SesExecutor {
         match node {
             Some(node) => settle(env, &node, creating, |_, created| Ok(created)),
             None => settle_on_runtime(env, creating, |_, created| Ok(created)),
+        }
+    }
+
+    /// Makes an executor with `options` and gives it the session of `snapshot` (see
+    /// `restore(snapshot)` on an executor): resolves to a `READY` executor (`PAUSED` for a
+    /// session paused in a run), to which the host sends its tools again. The snapshot comes
+    /// from `snapshot()` of the same package version, in any process; it is checked and its
+    /// runs replayed under these options and limits. Rejects with `ERR_SNAPSHOT_INVALID`.
+    #[napi(
+        js_name = "restore",
+        ts_args_type = "snapshot: Uint8Array, options?: ExecutorOptions",
+        ts_return_type = "Promise<SESExecutor>"
+    )]
+    pub fn restored<'env>(
+        env: &'env Env,
+        snapshot: Unknown,
+        options: Option<Unknown>,
+    ) -> Result<PromiseRaw<'env, SesExecutor>> {
+        let created = match resolve(env, options) {
+            Ok(resolved) => Ok(Self::with_options(env, resolved)?),
+            Err(error) => Err(error),
+        };
+        let restoring = created.as_ref().ok().map(|created| {
+            super::session::snapshot_bytes(env, &snapshot)
+                .map(|bytes| created.executor.restore(bytes))
+        });
+        let node = created
+            .as_ref()
+            .ok()
+            .map(|created| Arc::clone(&created.node));
+        let restoring = async move {
+            let created = created?;
+            if let Some(restoring) = restoring {
+                restoring?.await.finish()?;
+            }
+            Ok(created)
+        };
+        match node {
+            Some(node) => settle(env, &node, restoring, |_, created| Ok(created)),
+            None => settle_on_runtime(env, restoring, |_, created| Ok(created)),
         }
     }
 

@@ -19,11 +19,15 @@ use super::env_data;
 use super::guarded::{self, Thrown};
 use super::log_stream::LogStream;
 use super::queue::NodeQueue;
+use super::session::pause_reason;
 use super::value::{from_js, to_js};
 use super::watcher::{OnSettled, Watcher};
-use crate::engine::host::{Host, LogEntry, ToolCall, ToolFailure, ToolReply, ToolResult};
+use crate::engine::host::{
+    Host, LogEntry, PauseRequest, ToolCall, ToolFailure, ToolReply, ToolResult,
+};
 use crate::scheduler::pool::others_waiting_besides_one;
 use crate::scheduler::spin::{Chain, Core, Spin};
+use crate::value::Value;
 
 /// A tool as the host sent it.
 pub enum NodeTool {
@@ -220,17 +224,16 @@ fn dispatch(
             // The engine has named a tool object's arguments already (`ToolSpec`).
             Some(NodeTool::Function(function)) => function
                 .borrow_back(env)
-                .map(|function| (function.to_unknown(), guarded::undefined(env), args))
+                .map(|function| (function.to_unknown(), guarded::undefined(env)))
                 .map_err(|error| ToolFailure::new(error.reason)),
             Some(NodeTool::Forward { forward, this, .. }) => forward
                 .borrow_back(env)
                 .and_then(|forward| Ok((forward.to_unknown(), this.get_value(env)?.to_unknown())))
-                .map(|(forward, this)| (forward, this, args))
                 .map_err(|error| ToolFailure::new(error.reason)),
         }
     };
     // The table is unlocked before the tool runs: a tool may itself call sendTools.
-    let outcome = target.and_then(|(function, this, args)| {
+    let outcome = target.and_then(|(function, this)| {
         let args = args
             .iter()
             .map(|value| to_js(env, value).map(|value| value.raw()))
@@ -250,11 +253,14 @@ fn dispatch(
             true
         }
         Ok(value) if guarded::is_promise(&value) => {
-            watch(env, watches, burst, value, reply, max_value_bytes);
+            watch(env, watches, burst, value, reply, args, max_value_bytes);
             false
         }
         Ok(value) => {
-            reply.returned(copy_result(env, value, &tool, max_value_bytes));
+            match pause_reason(env, &value) {
+                Some(reason) => reply.paused(PauseRequest { reason, args }),
+                None => reply.returned(copy_result(env, value, &tool, max_value_bytes)),
+            }
             true
         }
     };
@@ -293,13 +299,15 @@ impl Drop for Watches {
     }
 }
 
-/// Answers `reply` as pending, and settles it when the tool's `promise` does.
+/// Answers `reply` as pending, and settles it when the tool's `promise` does (or pauses the
+/// run, when it resolves to `pauseRun()`: the call's `args` go back with the pause).
 fn watch(
     env: &Env,
     watches: &Rc<RefCell<Watches>>,
     burst: &Rc<RefCell<Burst>>,
     promise: Unknown,
     reply: ToolReply,
+    args: Vec<Value>,
     max_value_bytes: u64,
 ) {
     let settlement = reply.pending();
@@ -319,10 +327,13 @@ fn watch(
                 watches.pending.remove(&id);
             }
         }
-        settlement.settle(match result {
-            Ok(value) => copy_result(env, value, "the tool", max_value_bytes),
-            Err(thrown) => Err(failure_of(env, &thrown)),
-        });
+        match result {
+            Ok(value) => match pause_reason(env, &value) {
+                Some(reason) => settlement.paused(PauseRequest { reason, args }),
+                None => settlement.settle(copy_result(env, value, "the tool", max_value_bytes)),
+            },
+            Err(thrown) => settlement.settle(Err(failure_of(env, &thrown))),
+        }
         guarded::clear(env);
         // Not while the dispatcher itself waits (a settlement inside its wait cannot happen:
         // microtasks run only once it returns; this keeps it so).
@@ -358,7 +369,14 @@ fn copy_result(env: &Env, value: Unknown, tool: &str, max_value_bytes: u64) -> T
 /// `guarded::Thrown::name_and_message`, which runs nothing that can throw past it); retryable
 /// unless the error says `retryable: false` (§8.2: whether a tool failure is retryable depends
 /// on it), read as guardedly as the rest.
-fn failure_of(env: &Env, thrown: &Thrown) -> ToolFailure {
+pub(super) fn failure_of(env: &Env, thrown: &Thrown) -> ToolFailure {
+    if let Thrown::Value(value) = thrown {
+        if pause_reason(env, value).is_some() {
+            return ToolFailure::of_host(
+                "pauseRun() pauses a run when a tool returns it (or its promise resolves to it), not when a tool throws it",
+            );
+        }
+    }
     let (name, message) = thrown.name_and_message(env);
     let retryable = match thrown {
         Thrown::Value(value) if guarded::is_error(value) => guarded::get(env, value, "retryable")

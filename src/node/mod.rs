@@ -15,6 +15,7 @@ mod pool;
 mod program;
 mod prompt;
 mod queue;
+mod session;
 mod settle;
 mod teardown;
 mod trace_events;

@@ -90,6 +90,8 @@ pub struct Options {
     /// Whether the sandbox has `setTimeout`/`setInterval` and their `clear*` (off by default:
     /// §5.2 does not inject timers).
     pub timers: bool,
+    /// The key snapshots are signed with and restores require (`snapshotKey`), if any.
+    pub snapshot_key: Option<std::sync::Arc<[u8]>>,
 }
 
 impl Default for Options {
@@ -110,6 +112,7 @@ impl Default for Options {
             trace: false,
             max_trace_bytes: DEFAULT_MAX_TRACE_BYTES,
             timers: false,
+            snapshot_key: None,
         }
     }
 }

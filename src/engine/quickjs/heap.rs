@@ -319,7 +319,7 @@ mod tests {
                 (|runtime| rquickjs::Context::full(runtime).unwrap()) as fn(&_) -> _,
             ),
             ("engine", |runtime| {
-                super::super::reflect::new_context(runtime).unwrap()
+                super::super::reflect::new_context(runtime, |_| {}).unwrap()
             }),
         ] {
             let (held, used) = held_for_used(new_context);

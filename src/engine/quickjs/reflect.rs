@@ -1014,10 +1014,15 @@ extern "C" {
 const LAZY_INTRINSIC_GROUPS: c_int = 0b1_1111;
 
 /// A context with every built-in `JS_NewContext` gives, those of [`LAZY_INTRINSIC_GROUPS`] made
-/// on first use; their [`Intrinsics`] are taken as they are made.
-pub(in crate::engine) fn new_context(runtime: &Runtime) -> rquickjs::Result<Context> {
+/// on first use; their [`Intrinsics`] are taken as they are made. `prepare` runs on the context
+/// of base objects alone, before the other built-ins are added.
+pub(in crate::engine) fn new_context(
+    runtime: &Runtime,
+    prepare: impl FnOnce(&Ctx<'_>),
+) -> rquickjs::Result<Context> {
     let context = Context::base(runtime)?;
     context.with(|ctx| {
+        prepare(&ctx);
         let raw = ctx.as_raw().as_ptr();
         // SAFETY: a new context of the runtime, locked by `with`; the hook is a plain function
         // that lives as long as the program.

@@ -27,6 +27,7 @@ use rquickjs::{Coerced, Ctx, Exception, FromJs, Function, Persistent, Value as J
 
 use super::globals::{define_hardened, throw_stop};
 use crate::engine::run::state::RunState;
+use crate::engine::session::Tape;
 
 /// The most timers pending at once; one more makes `setTimeout`/`setInterval` throw a
 /// `RangeError`. Each costs about a hundred bytes outside the QuickJS heap.
@@ -77,14 +78,47 @@ impl Timers {
         self.due.borrow().keys().next().map(|(at, _)| *at)
     }
 
-    /// Runs the earliest timer if it is due; an interval is scheduled again, its next turn
-    /// counted from now.
-    pub(in crate::engine) fn fire_due<'js>(&self, ctx: &Ctx<'js>) -> Fired<'js> {
+    /// Runs the earliest timer if it is due (recording which one on `tape`); an interval is
+    /// scheduled again, its next turn counted from now.
+    pub(in crate::engine) fn fire_due<'js>(&self, ctx: &Ctx<'js>, tape: &Tape) -> Fired<'js> {
         let now = Instant::now();
         let (key, id) = match self.due.borrow().iter().next() {
             Some((key, id)) if key.0 <= now => (*key, *id),
             _ => return Fired::NotYet,
         };
+        tape.timer(key.1);
+        self.fire(ctx, key, id, now)
+    }
+
+    /// Runs the pending timer made (or last rescheduled) with sequence number `sequence`, due
+    /// or not: a replayed run fires the timers its record names, in its order. `None` when no
+    /// pending timer has that number.
+    pub(in crate::engine) fn fire_sequence<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        sequence: u64,
+    ) -> Option<Fired<'js>> {
+        let (key, id) = self
+            .due
+            .borrow()
+            .iter()
+            .find(|(key, _)| key.1 == sequence)
+            .map(|(key, id)| (*key, *id))?;
+        Some(self.fire(ctx, key, id, Instant::now()))
+    }
+
+    /// The counters a checkpoint keeps: the next sequence number, and the last id handed out.
+    pub(in crate::engine) fn counters(&self) -> (u64, u32) {
+        (self.sequence.get(), self.last_id.get())
+    }
+
+    /// Sets the counters (from a checkpoint).
+    pub(in crate::engine) fn set_counters(&self, sequence: u64, last_id: u32) {
+        self.sequence.set(sequence);
+        self.last_id.set(last_id);
+    }
+
+    fn fire<'js>(&self, ctx: &Ctx<'js>, key: (Instant, u64), id: u32, now: Instant) -> Fired<'js> {
         self.due.borrow_mut().remove(&key);
         let (callback, args) = {
             let mut timers = self.timers.borrow_mut();

@@ -21,12 +21,16 @@ use rquickjs::{Ctx, Function, Object, Persistent, Value as JsValue};
 use super::failure::out_of_memory;
 use super::frames::CallSite;
 use super::state::{RunState, Stop};
-use crate::engine::host::{Host, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult};
+use crate::engine::host::{
+    Host, PauseRequest, ToolAnswer, ToolCall, ToolFailure, ToolReply, ToolResult,
+};
 use crate::engine::quickjs::reflect::refused_allocations;
 use crate::engine::realm::globals::{named_error, named_error_at, throw_stop};
+use crate::engine::session::Replayed;
 use crate::engine::values::convert::{from_value, to_value, Uncopyable};
 use crate::engine::{Command, EngineInbox};
 use crate::scheduler::inbox::SPIN;
+use crate::session::PausedCall;
 use crate::tool_args::named_inputs;
 use crate::trace::ToolOutcome;
 use crate::value::Value;
@@ -53,6 +57,12 @@ struct Answered {
     asynchronous: bool,
 }
 
+/// What settles a pending call's promise: the tool's outcome, or a request to pause the run.
+pub(super) enum Settlement {
+    Result(ToolResult),
+    Pause(Box<PauseRequest>),
+}
+
 /// How waiting for a message ended.
 pub(in crate::engine) enum Waited {
     Answer(u64, ToolAnswer),
@@ -76,8 +86,9 @@ pub(in crate::engine) struct Bridge {
     host: Arc<dyn Host>,
     /// Commands that arrived while a run was in flight (queued runs, shutdown), for after it.
     deferred: RefCell<VecDeque<Command>>,
-    /// Settlements that arrived while a synchronous call was waiting for its own answer.
-    settled: RefCell<VecDeque<(u64, ToolResult)>>,
+    /// Settlements that arrived while a synchronous call was waiting for its own answer (and
+    /// the failures of calls a paused run abandoned), delivered one at a time.
+    settled: RefCell<VecDeque<(u64, Settlement)>>,
     next_id: Cell<u64>,
     /// Calls numbered below this belong to earlier runs; their answers are dropped.
     first_id_of_run: Cell<u64>,
@@ -137,7 +148,14 @@ impl Bridge {
     pub(in crate::engine) fn receive_while_waiting(&self, state: &RunState, command: Command) {
         match command {
             Command::Tool(id, ToolAnswer::Settled(result)) if id >= self.first_id_of_run.get() => {
-                self.settled.borrow_mut().push_back((id, result));
+                self.settled
+                    .borrow_mut()
+                    .push_back((id, Settlement::Result(result)));
+            }
+            Command::Tool(id, ToolAnswer::Paused(pause)) if id >= self.first_id_of_run.get() => {
+                self.settled
+                    .borrow_mut()
+                    .push_back((id, Settlement::Pause(pause)));
             }
             Command::Tool(..) | Command::Wake => {}
             command => self.set_aside(state, command),
@@ -239,7 +257,30 @@ impl Bridge {
         let call = state.record_call(ctx, tool, &copied);
         let id = self.next_id.get();
         self.next_id.set(id + 1);
+        let number = state.tape.next_call();
         let started = Instant::now();
+        if state.tape.replaying() {
+            let answered = Answered {
+                call,
+                started,
+                asynchronous: false,
+            };
+            let result = match state.tape.replay_call(number) {
+                Replayed::Returned(result) => result,
+                Replayed::Pending => return self.promise_for(ctx, id, tool, started, call),
+                Replayed::Resumed(answer) => {
+                    self.abandon_pending();
+                    answer
+                }
+                Replayed::Diverged => {
+                    state.stop_with(Stop::Diverged);
+                    return Err(throw_stop(ctx));
+                }
+            };
+            return self
+                .accept(ctx, state, tool, answered, &result)
+                .map_err(|failure| self.throw_failure(ctx, tool, failure));
+        }
         self.host.call_tool(ToolCall {
             tool: tool.to_owned(),
             args: copied,
@@ -251,23 +292,37 @@ impl Bridge {
                 Waited::Answer(answer_id, answer) if answer_id == id => {
                     let (result, asynchronous) = match answer {
                         ToolAnswer::Pending => {
-                            return self.promise_for(ctx, id, tool, started, call)
+                            state.tape.pending();
+                            return self.promise_for(ctx, id, tool, started, call);
                         }
                         ToolAnswer::Returned(result) => (result, false),
                         ToolAnswer::Settled(result) => (result, true),
+                        ToolAnswer::Paused(pause) => {
+                            let site = CallSite::here(ctx).map(|site| site.position());
+                            self.pause(state, tool, number, site, *pause);
+                            return Err(throw_stop(ctx));
+                        }
                     };
                     self.add_tool_time(started);
+                    state.tape.returned(&result);
                     let answered = Answered {
                         call,
                         started,
                         asynchronous,
                     };
                     return self
-                        .accept(ctx, state, tool, answered, result)
+                        .accept(ctx, state, tool, answered, &result)
                         .map_err(|failure| self.throw_failure(ctx, tool, failure));
                 }
                 Waited::Answer(other, ToolAnswer::Settled(result)) => {
-                    self.settled.borrow_mut().push_back((other, result));
+                    self.settled
+                        .borrow_mut()
+                        .push_back((other, Settlement::Result(result)));
+                }
+                Waited::Answer(other, ToolAnswer::Paused(pause)) => {
+                    self.settled
+                        .borrow_mut()
+                        .push_back((other, Settlement::Pause(pause)));
                 }
                 Waited::Answer(..) => {}
             }
@@ -318,7 +373,12 @@ impl Bridge {
                     Some(Command::Tool(id, ToolAnswer::Settled(result)))
                         if id >= self.first_id_of_run.get() =>
                     {
-                        break (id, result)
+                        break (id, Settlement::Result(result))
+                    }
+                    Some(Command::Tool(id, ToolAnswer::Paused(pause)))
+                        if id >= self.first_id_of_run.get() =>
+                    {
+                        break (id, Settlement::Pause(pause))
                     }
                     Some(Command::Tool(..) | Command::Wake) => {}
                     Some(command) => self.set_aside(state, command),
@@ -328,6 +388,34 @@ impl Bridge {
         let Some(awaiting) = self.awaiting.borrow_mut().remove(&id) else {
             return Next::Settled;
         };
+        let number = self.number(id);
+        match result {
+            Settlement::Result(result) => {
+                state.tape.settled(number, &result);
+                self.deliver(ctx, state, &awaiting, &result);
+                Next::Settled
+            }
+            Settlement::Pause(pause) => {
+                let site = awaiting.site.as_ref().map(CallSite::position);
+                self.pause(state, &awaiting.tool, number, site, *pause);
+                Next::Stopped
+            }
+        }
+    }
+
+    /// The call's number in its run (what the session's record names it by).
+    fn number(&self, id: u64) -> u32 {
+        u32::try_from(id.saturating_sub(self.first_id_of_run.get())).unwrap_or(u32::MAX)
+    }
+
+    /// Settles the promise a pending call handed out with `result`.
+    fn deliver<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        state: &RunState,
+        awaiting: &Awaiting,
+        result: &ToolResult,
+    ) {
         self.add_tool_time(awaiting.started);
         let answered = Answered {
             call: awaiting.call,
@@ -337,14 +425,84 @@ impl Bridge {
         let settled = match self.accept(ctx, state, &awaiting.tool, answered, result) {
             Ok(value) => awaiting
                 .resolve
+                .clone()
                 .restore(ctx)
                 .and_then(|resolve| resolve.call::<_, ()>((value,))),
-            Err(failure) => self.reject_with(ctx, &awaiting, failure),
+            Err(failure) => self.reject_with(ctx, awaiting, failure),
         };
         if settled.is_err() {
             ctx.catch();
         }
-        Next::Settled
+    }
+
+    /// A replayed settlement of the run's call number `call`; false when no promise of that
+    /// call is pending (the replay diverged).
+    pub(super) fn settle_replayed<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        state: &RunState,
+        call: u32,
+        result: &ToolResult,
+    ) -> bool {
+        let id = self.first_id_of_run.get().saturating_add(u64::from(call));
+        let Some(awaiting) = self.awaiting.borrow_mut().remove(&id) else {
+            return false;
+        };
+        self.deliver(ctx, state, &awaiting, result);
+        true
+    }
+
+    /// The replay reached the promise the run paused on: it settles with `answer`, and the calls
+    /// still pending then fail (their answers, if the host gave any, were lost with the paused
+    /// run). Returns false when no promise of that call is pending.
+    pub(super) fn resume_awaiting<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        state: &RunState,
+        call: u32,
+        answer: &ToolResult,
+    ) -> bool {
+        let settled = self.settle_replayed(ctx, state, call, answer);
+        self.abandon_pending();
+        settled
+    }
+
+    /// Queues a failure for every call still pending, delivered one at a time as the host's
+    /// answers are (and recorded as they are).
+    fn abandon_pending(&self) {
+        let mut pending: Vec<u64> = self.awaiting.borrow().keys().copied().collect();
+        pending.sort_unstable();
+        let mut settled = self.settled.borrow_mut();
+        for id in pending {
+            settled.push_back((
+                id,
+                Settlement::Result(Err(ToolFailure::new(
+                    "the call had not been answered when the run paused, and its answer was lost; call it again",
+                ))),
+            ));
+        }
+    }
+
+    /// A tool asked the run to pause at its call, made at `site` (a position in the run's
+    /// script): the run stops, and the engine records the call as the run's last event (its
+    /// runtime is dropped; `resume()` replays the run up to this call).
+    fn pause(
+        &self,
+        state: &RunState,
+        tool: &str,
+        call: u32,
+        site: Option<(u32, u32)>,
+        pause: PauseRequest,
+    ) {
+        let paused = PausedCall {
+            call,
+            tool: tool.to_owned(),
+            args: pause.args,
+            line: None,
+            reason: pause.reason,
+        };
+        *state.paused.borrow_mut() = Some((paused, site));
+        state.stop_with(Stop::Paused);
     }
 
     /// The tool whose failure `thrown` is, if it is one.
@@ -397,22 +555,25 @@ impl Bridge {
         state: &RunState,
         tool: &str,
         answered: Answered,
-        result: ToolResult,
+        result: &ToolResult,
     ) -> Result<JsValue<'js>, ToolFailure> {
         let Answered {
             call,
             started,
             asynchronous,
         } = answered;
-        let accepted = result.and_then(|value| {
-            let copied = self.copy_in(ctx, tool, &value);
-            if copied.is_ok() {
-                state.record_result(call, tool, started, asynchronous, || {
-                    ToolOutcome::Returned(Some(value))
-                });
+        let accepted = match result {
+            Ok(value) => {
+                let copied = self.copy_in(ctx, tool, value);
+                if copied.is_ok() {
+                    state.record_result(call, tool, started, asynchronous, || {
+                        ToolOutcome::Returned(Some(value.clone()))
+                    });
+                }
+                copied
             }
-            copied
-        });
+            Err(failure) => Err(failure.clone()),
+        };
         if let Err(failure) = &accepted {
             state.record_result(call, tool, started, asynchronous, || failed(failure));
         }

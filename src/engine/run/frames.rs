@@ -33,6 +33,11 @@ impl CallSite {
         Some(Self { file, line, column })
     }
 
+    /// The site's line and column in its script.
+    pub fn position(&self) -> (u32, u32) {
+        (self.line, self.column)
+    }
+
     /// The site as a one-frame stack, as QuickJS writes a frame (`    at agent.js:3:9`).
     pub fn frame(&self) -> String {
         format!("    at {}:{}:{}\n", self.file, self.line, self.column)

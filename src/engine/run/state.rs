@@ -12,8 +12,10 @@ use super::recorder::Recorder;
 use crate::engine::host::Host;
 use crate::engine::quickjs::reflect::LoopGuard;
 use crate::engine::realm::console::LogBuffer;
+use crate::engine::session::Tape;
 use crate::engine::RunAbort;
 use crate::options::LogLevel;
+use crate::session::PausedCall;
 use crate::trace::{ToolOutcome, TraceKind};
 use crate::value::Value;
 
@@ -31,6 +33,11 @@ pub enum Stop {
     Aborted,
     /// The executor is being torn down.
     Shutdown,
+    /// A tool asked the run to pause (`pauseRun`): the run is abandoned where it is, to be
+    /// replayed up to that call and resumed (`engine::session`).
+    Paused,
+    /// A replayed run went another way than its record: the restore fails.
+    Diverged,
 }
 
 /// What a run's script gave as its result (`__smol_result`, called by the rewrite with the
@@ -57,6 +64,10 @@ impl RunResult {
     }
 }
 
+/// A call a run paused at, and where in the run's script it was made (line and column): the
+/// engine places it on the user's line.
+pub type PauseSite = (PausedCall, Option<(u32, u32)>);
+
 /// Per-run state.
 pub struct RunState {
     /// Loop-body entries of the run, counted by QuickJS itself (§6.3, patch 0600); it calls
@@ -79,11 +90,16 @@ pub struct RunState {
     pub shutdown: Arc<AtomicBool>,
     /// `maxValueBytes`: the most one value copied out of the sandbox may take.
     pub max_value_bytes: Cell<u64>,
+    /// The session's record: what runs see from outside the sandbox (durable sessions).
+    pub tape: Tape,
+    /// The call the run paused at, once a tool asked it to pause.
+    pub paused: RefCell<Option<PauseSite>>,
 }
 
 impl RunState {
-    /// State between runs; `host` receives log entries as they are written if it asks for them.
-    pub fn new(shutdown: Arc<AtomicBool>, host: &Arc<dyn Host>) -> Self {
+    /// State between runs; `host` receives log entries as they are written if it asks for them;
+    /// `tape` records the session.
+    pub fn new(shutdown: Arc<AtomicBool>, host: &Arc<dyn Host>, tape: Tape) -> Self {
         Self {
             loop_guard: LoopGuard::new(),
             max_operations: Cell::new(u64::MAX),
@@ -97,6 +113,8 @@ impl RunState {
             log_stream: host.streams_logs().then(|| Arc::clone(host)),
             shutdown,
             max_value_bytes: Cell::new(crate::options::DEFAULT_MAX_VALUE_BYTES),
+            tape,
+            paused: RefCell::new(None),
         }
     }
 
@@ -125,7 +143,8 @@ impl RunState {
         if !logs.push(level, message) {
             return;
         }
-        if let Some(host) = &self.log_stream {
+        // A replayed run's logs were the original run's: they are not streamed again.
+        if let Some(host) = self.log_stream.as_ref().filter(|_| !self.tape.replaying()) {
             if let Some(entry) = logs.last_entry() {
                 host.log(entry);
             }

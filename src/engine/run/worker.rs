@@ -23,10 +23,10 @@ use super::failure::{
 use super::recorder::Recorder;
 use super::script;
 use super::state::{RunResult, RunState, Stop};
-use crate::diagnostic::Diagnostic;
-use crate::engine::host::{Host, ToolSpec};
+use crate::engine::host::{Host, ToolResult, ToolSpec};
 use crate::engine::quickjs::heap::{self, HeapMeter, MeteredAllocator};
 use crate::engine::quickjs::reflect::{self, refused_allocations};
+use crate::engine::quickjs::session as quickjs_session;
 use crate::engine::realm::canvas::{self, CanvasHost};
 use crate::engine::realm::console::LogBuffer;
 use crate::engine::realm::endowments::{define_tools, set_variables};
@@ -35,13 +35,20 @@ use crate::engine::realm::input;
 use crate::engine::realm::lockdown;
 use crate::engine::realm::modules::{self, Registry, SandboxLoader, SandboxResolver};
 use crate::engine::realm::timers::{self, Fired, Timers};
+use crate::engine::session::{self, External, Tape};
 use crate::engine::{
-    Command, Completion, EngineConfig, EngineError, EngineInbox, RunReport, RunRequest, RunStats,
+    Command, Completion, EngineConfig, EngineError, EngineInbox, PausedRun, RunAbort, RunReport,
+    RunRequest, RunStats,
 };
+use crate::options::Options;
 use crate::program::{self, PreparedProgram, ProgramContext};
 use crate::scheduler::inbox::{Closed, Next};
 use crate::scheduler::pool;
 use crate::scheduler::stack::{self, PROGRAM_STACK_BYTES};
+use crate::session::{
+    seal, Event, Journal, Origin, Outcome, RunEnd, RunRecord, SnapshotError, SnapshotProblem, Step,
+    Terms,
+};
 use crate::value::Value;
 
 /// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
@@ -57,6 +64,8 @@ struct InFlight {
     refused: u64,
     program: PreparedProgram,
     request: RunRequest,
+    /// Whether the run bound an `input` (unbound when it ends).
+    input_bound: bool,
     reply: oneshot::Sender<RunReport>,
     started: Instant,
 }
@@ -78,6 +87,10 @@ struct Worker {
     program_context: ProgramContext,
     /// Set once a run left the context untrustworthy (§7.6): later runs are refused.
     dirty: bool,
+    /// The options the session's state depends on (what a snapshot carries).
+    terms: Terms,
+    /// Set once a run paused: the runtime is dropped (the paused run is resumed by replay).
+    gone: bool,
     _runtime: Runtime,
 }
 
@@ -91,6 +104,9 @@ pub fn live() -> usize {
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        // The hook points into the run state, which goes before the runtime.
+        self.context
+            .with(|ctx| quickjs_session::set_hook::<Tape>(&ctx, None));
         // The timer functions inside the runtime share the registry: its QuickJS values must go
         // before the runtime frees those functions.
         if let Some(timers) = &self.timers {
@@ -149,7 +165,11 @@ fn serve_inbox(inbox: &Arc<EngineInbox>) {
             Next::Rested => return,
         };
         worker = held;
-        match worker.handle(inbox, command) {
+        let handled = match worker.handle(inbox, command) {
+            Handled::Continue if worker.gone => Handled::Stop(None),
+            handled => handled,
+        };
+        match handled {
             Handled::Continue => {}
             Handled::Stop(done) => {
                 // Everything held by the runtime goes with it, on this thread.
@@ -174,11 +194,19 @@ fn serve_inbox(inbox: &Arc<EngineInbox>) {
 /// Builds the engine from its first message; `None` if it could not be built (the inbox is
 /// closed then).
 fn start(inbox: &Arc<EngineInbox>) -> Option<Box<Worker>> {
-    let Some(Command::Start(config, host, shutdown, ready)) = inbox.pop() else {
-        inbox.close();
-        return None;
+    let (config, host, shutdown, ready) = match inbox.pop() {
+        Some(Command::Start(config, host, shutdown, ready)) => (config, host, shutdown, ready),
+        Some(Command::Restore(restore)) => return session_restore(inbox, *restore),
+        _ => {
+            inbox.close();
+            return None;
+        }
     };
-    match Worker::build(config, host, shutdown, Arc::downgrade(inbox)) {
+    let tape = Tape::new(Origin::Fresh {
+        random_seed: session::fresh_seed(),
+        time_origin: f64::NAN,
+    });
+    match Worker::build(config, host, shutdown, Arc::downgrade(inbox), tape) {
         Ok(worker) => {
             if ready.send(Ok(())).is_err() {
                 drop(worker);
@@ -195,6 +223,112 @@ fn start(inbox: &Arc<EngineInbox>) -> Option<Box<Worker>> {
     }
 }
 
+/// Builds the engine from a session (`engine::session`): opens the snapshot, checks its terms,
+/// replays its steps into a fresh runtime, and holds the run it paused in (or resumes it).
+/// `None` if it could not be built (the inbox is closed then; `ready` says why).
+fn session_restore(inbox: &Arc<EngineInbox>, restore: session::Restore) -> Option<Box<Worker>> {
+    let session::Restore {
+        config,
+        host,
+        shutdown,
+        source,
+        limits,
+        resume,
+        ready,
+    } = restore;
+    let failed = |error: EngineError, ready: oneshot::Sender<_>| {
+        let _ = ready.send(Err(error));
+        inbox.close();
+        None
+    };
+    let session = match source {
+        session::Source::Bytes(bytes, key) => match seal::open(&bytes, key.as_deref()) {
+            Ok(session) => session,
+            Err(error) => return failed(EngineError::Snapshot(error), ready),
+        },
+        session::Source::Journal(journal) => crate::session::Session {
+            terms: config.terms.clone(),
+            journal,
+        },
+    };
+    if let Some(option) = session.terms.first_difference(&config.terms) {
+        return failed(EngineError::Snapshot(SnapshotError::options(option)), ready);
+    }
+    let Journal { origin, mut steps } = session.journal;
+    let paused = match steps.last() {
+        Some(Step::Run(run)) if run.end.is_none() => match steps.pop() {
+            Some(Step::Run(run)) => Some(run),
+            _ => None,
+        },
+        _ => None,
+    };
+    let log_levels = config.terms.log_levels.clone();
+    let mut worker = match Worker::build(
+        config,
+        host,
+        shutdown,
+        Arc::downgrade(inbox),
+        Tape::restored(origin),
+    ) {
+        Ok(worker) => worker,
+        Err(error) => return failed(error, ready),
+    };
+    worker.enter();
+    let request = |code: String| {
+        let mut request = RunRequest::new(code, &Options::default(), RunAbort::new());
+        request.timeout_ms = limits.timeout_ms;
+        request.log_levels.clone_from(&log_levels);
+        request.max_log_bytes = 0;
+        request
+    };
+    for step in steps {
+        let replayed = match step {
+            // Their outcome is the original's: an endowment refused then is refused again.
+            Step::Tools(tools) => {
+                let _ = worker.define_tools(tools);
+                Ok(())
+            }
+            Step::Variables(variables) => {
+                let _ = worker.set_variables(variables);
+                Ok(())
+            }
+            Step::Run(run) => worker.replay_recorded(inbox, request(String::new()), run, limits),
+        };
+        if let Err(error) = replayed {
+            drop(worker);
+            return failed(error, ready);
+        }
+    }
+    match (paused, resume) {
+        (None, _) => {
+            let _ = ready.send(Ok(session::Restored::Ready));
+        }
+        (Some(run), None) => match run.events.last() {
+            Some(Event::Paused(call)) => {
+                let call = (**call).clone();
+                worker.state.tape.hold_run(run);
+                let tools = worker.program_context.tool_names.clone();
+                let _ = ready.send(Ok(session::Restored::Paused(call, tools)));
+            }
+            _ => {
+                drop(worker);
+                return failed(
+                    EngineError::Snapshot(SnapshotError::new(
+                        SnapshotProblem::Malformed,
+                        "the session's last run has no end and did not pause",
+                    )),
+                    ready,
+                );
+            }
+        },
+        (Some(run), Some((request, answer, reply))) => {
+            let _ = ready.send(Ok(session::Restored::Resumed));
+            worker.replay_run(inbox, request, run, Some(answer), reply);
+        }
+    }
+    Some(worker)
+}
+
 /// What handling a message led to.
 enum Handled {
     Continue,
@@ -203,13 +337,15 @@ enum Handled {
 }
 
 impl Worker {
-    fn build(
+    pub(super) fn build(
         config: EngineConfig,
         host: Arc<dyn Host>,
         shutdown: Arc<AtomicBool>,
         inbox: Weak<EngineInbox>,
+        tape: Tape,
     ) -> Result<Box<Worker>, EngineError> {
-        let state = Rc::new(RunState::new(shutdown, &host));
+        let terms = config.terms.clone();
+        let state = Rc::new(RunState::new(shutdown, &host, tape));
         let bridge = Rc::new(Bridge::new(inbox, host));
         let heap = Rc::new(HeapMeter::default());
         let program_context = ProgramContext {
@@ -219,6 +355,10 @@ impl Worker {
         };
         let timers = config.timers.then(|| Rc::new(Timers::default()));
         let (runtime, context, canvas) = build(config, &state, &bridge, &heap, timers.as_ref())?;
+        let fresh = state.tape.fresh_origin();
+        if let Some((random_state, _)) = fresh {
+            context.with(|ctx| quickjs_session::set_random_state(&ctx, random_state));
+        }
         LIVE.fetch_add(1, Ordering::Relaxed);
         Ok(Box::new(Worker {
             in_flight: None,
@@ -230,6 +370,8 @@ impl Worker {
             timers,
             program_context,
             dirty: false,
+            terms,
+            gone: false,
             _runtime: runtime,
         }))
     }
@@ -248,56 +390,155 @@ impl Worker {
             return Handled::Continue;
         }
         match command {
-            Command::Run(request, reply) => self.run(inbox, request, reply),
+            Command::Run(request, reply) => self.run(inbox, request, reply, None),
             Command::DefineTools(tools, reply) => {
-                let _ = reply.send(self.define_tools(&tools));
+                let _ = reply.send(self.define_tools(tools));
             }
             Command::SetVariables(variables, reply) => {
-                let _ = reply.send(self.set_variables(&variables));
+                let _ = reply.send(self.set_variables(variables));
             }
+            Command::Snapshot(key, reply) => {
+                let _ = reply.send(self.snapshot(key.as_deref()));
+            }
+            Command::Resume(request, answer, reply) => match self.state.tape.take_run() {
+                Some(record) => self.replay_run(inbox, request, record, Some(answer), reply),
+                None => {
+                    let _ = reply.send(RunReport::refused(EngineError::Stopped, false));
+                }
+            },
             Command::Shutdown(done) => return Handled::Stop(done),
             // Answers and wake-ups for runs that are over; a second start cannot happen.
-            Command::Tool(..) | Command::Wake | Command::Start(..) => {}
+            Command::Tool(..) | Command::Wake | Command::Start(..) | Command::Restore(..) => {}
         }
         Handled::Continue
     }
 
-    fn define_tools(&mut self, tools: &[ToolSpec]) -> Result<(), EngineError> {
+    /// The session as a snapshot. A session whose journal passed its budget cannot be written.
+    fn snapshot(&self, key: Option<&[u8]>) -> Result<Vec<u8>, EngineError> {
+        if let Some(why) = self.state.tape.broken() {
+            return Err(EngineError::NotDurable(why));
+        }
+        let journal = self.state.tape.journal();
+        Ok(crate::session::seal::seal(&self.terms, &journal, key))
+    }
+
+    /// Replays a complete run of the session (a restore's step): it must end as recorded.
+    fn replay_recorded(
+        &mut self,
+        inbox: &Arc<EngineInbox>,
+        request: RunRequest,
+        record: RunRecord,
+        limits: session::ReplayLimits,
+    ) -> Result<(), EngineError> {
+        // A run its own maxOperations stopped counted one entry past it: it needs that limit.
+        let needed = record
+            .end
+            .map(|end| end.operations.min(record.max_operations));
+        if let Some(needed) = needed.filter(|needed| *needed > limits.max_operations) {
+            return Err(EngineError::Snapshot(SnapshotError::limit(
+                "maxOperations",
+                format!(
+                    "a run of the session counted {needed} loop iterations, more than the restoring executor's maxOperations ({})",
+                    limits.max_operations
+                ),
+            )));
+        }
+        let (reply, mut answer) = oneshot::channel();
+        self.replay_run(inbox, request, record, None, reply);
+        match answer.try_recv() {
+            Ok(RunReport {
+                result: Err(error @ EngineError::Snapshot(_)),
+                ..
+            }) => Err(error),
+            Ok(_) => Ok(()),
+            // A replay never waits: everything it needs is in its record.
+            Err(_) => {
+                self.in_flight = None;
+                Err(EngineError::Snapshot(SnapshotError::new(
+                    SnapshotProblem::Diverged,
+                    "a replayed run waited for something its record does not hold",
+                )))
+            }
+        }
+    }
+
+    /// Replays `record` (a run of the session) as a run, with the limits of `request`: the
+    /// record's events answer everything from outside the sandbox, and with `resumption` the
+    /// call the run paused at is answered and the run goes on live.
+    pub(super) fn replay_run(
+        &mut self,
+        inbox: &Arc<EngineInbox>,
+        mut request: RunRequest,
+        record: RunRecord,
+        resumption: Option<ToolResult>,
+        reply: oneshot::Sender<RunReport>,
+    ) {
+        request.code.clone_from(&record.code);
+        request.input.clone_from(&record.input);
+        request.max_operations = record.max_operations;
+        self.run(inbox, request, reply, Some((record, resumption)));
+    }
+
+    pub(super) fn define_tools(&mut self, tools: Vec<ToolSpec>) -> Result<(), EngineError> {
         let (bridge, state, installed) = (
             &self.bridge,
             &self.state,
             &mut self.program_context.tool_names,
         );
-        self.context.with(|ctx| {
+        let defined = self.context.with(|ctx| {
             let refused = refused_allocations(&ctx);
-            let defined = define_tools(&ctx, tools, installed, bridge, state);
+            let defined = define_tools(&ctx, &tools, installed, bridge, state);
             endowed(&ctx, refused, defined)
-        })
+        });
+        self.state.tape.endowed(Step::Tools(tools), &defined);
+        defined
     }
 
-    fn set_variables(&mut self, variables: &[(String, Value)]) -> Result<(), EngineError> {
+    pub(super) fn set_variables(
+        &mut self,
+        variables: Vec<(String, Value)>,
+    ) -> Result<(), EngineError> {
         let tools = &self.program_context.tool_names;
         if let Some((name, _)) = variables.iter().find(|(name, _)| tools.contains(name)) {
             return Err(EngineError::ToolName(name.clone()));
         }
-        self.context.with(|ctx| {
+        let set = self.context.with(|ctx| {
             let refused = refused_allocations(&ctx);
-            let set = set_variables(&ctx, variables);
+            let set = set_variables(&ctx, &variables);
             endowed(&ctx, refused, set)
-        })
+        });
+        self.state.tape.endowed(Step::Variables(variables), &set);
+        set
     }
 
+    /// Runs `request`, or with `replay` plays a recorded run back (see [`Worker::replay_run`]).
     fn run(
         &mut self,
         inbox: &Arc<EngineInbox>,
-        request: RunRequest,
+        mut request: RunRequest,
         reply: oneshot::Sender<RunReport>,
+        replay: Option<(RunRecord, Option<ToolResult>)>,
     ) {
         let started = Instant::now();
         request.abort.mark_started(started);
         *self.state.trace.borrow_mut() =
             Recorder::start(&request.trace, started, request.code.len());
+        let replaying = replay.is_some();
+        if let Some((record, resumption)) = replay {
+            self.state.tape.begin_replay(record, resumption);
+        }
+        let tape = &self.state.tape;
         let refuse = |error: EngineError, dirty: bool| {
+            // A recorded run ran: refused now, the replay has gone another way.
+            let error = if replaying {
+                tape.take_run();
+                EngineError::Snapshot(SnapshotError::new(
+                    SnapshotProblem::Diverged,
+                    format!("a run of the session was refused when replayed: {error}"),
+                ))
+            } else {
+                error
+            };
             let mut report = RunReport::refused(error, dirty);
             report.stats.wall_time = started.elapsed();
             report.trace = self.state.trace.take().map(Recorder::finish);
@@ -323,6 +564,14 @@ impl Worker {
                 return;
             }
         }
+        let input_bound = request.input.is_some();
+        if !replaying {
+            self.state.tape.begin_run(
+                std::mem::take(&mut request.code),
+                request.input.take(),
+                request.max_operations,
+            );
+        }
         if let Some(recorder) = self.state.trace.borrow_mut().as_mut() {
             recorder.set_positions(program.positions.clone());
         }
@@ -337,22 +586,31 @@ impl Worker {
         self.heap.begin_run();
         let (state, bridge, timers) = (&self.state, &self.bridge, self.timers.as_deref());
         let progress = self.context.with(|ctx| {
+            quickjs_session::reset_interrupt_counter(&ctx);
             let refused = refused_allocations(&ctx);
             match execute(&ctx, state, bridge, timers, &program) {
                 Settled::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
                 settled => Ok(conclude(
-                    &ctx, state, bridge, &program, &request, settled, refused,
+                    &ctx,
+                    state,
+                    bridge,
+                    &program,
+                    &request,
+                    input_bound,
+                    settled,
+                    refused,
                 )),
             }
         });
         match progress {
-            Ok(concluded) => self.answer(inbox, concluded, program.diagnostics, reply, started),
+            Ok(concluded) => self.answer(inbox, concluded, &program, reply, started),
             Err((promise, refused)) => {
                 self.in_flight = Some(InFlight {
                     promise,
                     refused,
                     program,
                     request,
+                    input_bound,
                     reply,
                     started,
                 });
@@ -380,6 +638,7 @@ impl Worker {
                         bridge,
                         &in_flight.program,
                         &in_flight.request,
+                        in_flight.input_bound,
                         Settled::Stopped,
                         in_flight.refused,
                     ));
@@ -393,6 +652,7 @@ impl Worker {
                     bridge,
                     &in_flight.program,
                     &in_flight.request,
+                    in_flight.input_bound,
                     settled,
                     in_flight.refused,
                 )),
@@ -402,7 +662,7 @@ impl Worker {
             Ok(concluded) => self.answer(
                 inbox,
                 concluded,
-                in_flight.program.diagnostics,
+                &in_flight.program,
                 in_flight.reply,
                 in_flight.started,
             ),
@@ -429,10 +689,12 @@ impl Worker {
         &mut self,
         inbox: &EngineInbox,
         (mut result, dirty): (Result<Completion, EngineError>, bool),
-        diagnostics: Vec<Diagnostic>,
+        program: &PreparedProgram,
         reply: oneshot::Sender<RunReport>,
         started: Instant,
     ) {
+        let diagnostics = program.diagnostics.clone();
+        let paused = self.state.paused.borrow_mut().take();
         // Encoded only for runs that drew and succeeded: other runs pay one empty-list check.
         let images = match self.canvas.take_images(result.is_ok()) {
             Ok(images) => images,
@@ -444,6 +706,24 @@ impl Worker {
         let (tool_calls, tool_time) = self.bridge.end_run();
         let timers_cancelled = self.timers.as_ref().map(|timers| timers.cancel_all());
         self.state.end();
+        let paused = match paused {
+            Some((mut call, site)) => {
+                call.line = site
+                    .and_then(|(line, column)| program.positions.original(line, column))
+                    .map(|location| location.line);
+                self.state.tape.paused(call.clone());
+                // The runtime is left mid-run: it goes, and `resume()` replays the run.
+                self.gone = true;
+                Some(Box::new(PausedRun {
+                    call,
+                    journal: self.state.tape.take_journal(),
+                }))
+            }
+            None => {
+                result = self.end_recorded(result);
+                None
+            }
+        };
         self.dirty |= dirty;
         let report = RunReport {
             result,
@@ -460,9 +740,67 @@ impl Worker {
                 peak_heap_bytes: u64::try_from(self.heap.peak()).unwrap_or(u64::MAX),
                 timers_cancelled,
             },
+            paused,
         };
-        inbox.put_back(self.bridge.take_set_aside().into_iter());
+        let set_aside = self.bridge.take_set_aside();
+        if self.gone {
+            // Runs queued behind the paused one do not start: the executor is paused.
+            for command in set_aside {
+                if let Command::Run(_, queued) = command {
+                    let _ = queued.send(RunReport::refused(EngineError::Paused, false));
+                }
+            }
+        } else {
+            inbox.put_back(set_aside.into_iter());
+        }
         let _ = reply.send(report);
+    }
+
+    /// Ends the run in the session's record: recorded as it ended, or, for a replayed run,
+    /// checked against its record (a replay that went another way, or that a limit of the
+    /// restoring executor stopped, fails the restore).
+    fn end_recorded(
+        &self,
+        result: Result<Completion, EngineError>,
+    ) -> Result<Completion, EngineError> {
+        let tape = &self.state.tape;
+        let replayed = tape.replaying();
+        let limit = match (&result, self.state.stop.get()) {
+            (_, Some(Stop::Timeout | Stop::Aborted)) => Some("timeoutMs"),
+            (
+                Err(EngineError::Limit {
+                    limit: "memoryLimitBytes",
+                    ..
+                }),
+                _,
+            ) => Some("memoryLimitBytes"),
+            _ => None,
+        };
+        let end = RunEnd {
+            outcome: match &result {
+                Ok(completion) if completion.is_final_answer => Outcome::FinalAnswer,
+                Ok(_) => Outcome::Completed,
+                Err(_) => Outcome::Failed,
+            },
+            operations: self.state.operations(),
+            calls: tape.calls(),
+        };
+        if replayed {
+            if let Some(limit) = limit {
+                tape.take_run();
+                return Err(EngineError::Snapshot(SnapshotError::limit(
+                    limit,
+                    format!("replaying the session's runs passed the restoring executor's {limit}"),
+                )));
+            }
+        }
+        match tape.end_run(end) {
+            Ok(()) => result,
+            Err(diverged) => Err(EngineError::Snapshot(SnapshotError::new(
+                SnapshotProblem::Diverged,
+                format!("replaying the session went another way than it went: {diverged}"),
+            ))),
+        }
     }
 }
 
@@ -499,7 +837,11 @@ fn build(
         SandboxResolver(Rc::clone(&registry)),
         SandboxLoader(Rc::clone(&registry)),
     );
-    let context = reflect::new_context(&runtime).map_err(start_error)?;
+    // Clock reads go through the session's tape from the context's first (its time origin).
+    let context = reflect::new_context(&runtime, |ctx| {
+        quickjs_session::set_hook(ctx, Some(&state.tape));
+    })
+    .map_err(start_error)?;
     let canvas = context
         .with(|ctx| {
             globals::install(&ctx, state)?;
@@ -549,7 +891,7 @@ fn execute<'js>(
             .load(std::sync::atomic::Ordering::Relaxed)
             .then_some(&state.loop_guard),
     );
-    match script::evaluate(ctx, &program.transformed_code) {
+    match start_script(ctx, &program.transformed_code) {
         Ok(promise) => drive(ctx, state, bridge, timers, &promise),
         Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
         Err(other) => Settled::Threw(
@@ -560,17 +902,56 @@ fn execute<'js>(
     }
 }
 
+/// Compiles and starts the run's script. QuickJS measures its stack limit from the top this
+/// sets: here, and in [`drive`] and [`drain`], which run everything else of a run, so that
+/// recursion reaches `maxStackBytes` at the same depth in a run and in its replay, whatever
+/// path led to them.
+#[inline(never)]
+fn start_script<'js>(ctx: &Ctx<'js>, code: &str) -> rquickjs::Result<Promise<'js>> {
+    reflect::RuntimeLimit::of(ctx).update_stack_top();
+    script::evaluate(ctx, code)
+}
+
 /// Ends a run whose promise settled (or that was stopped): runs what is left of its jobs and
 /// reads its outcome. Returns the outcome and whether the context can no longer be trusted.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the parts of one run, borrowed from two places"
+)]
 fn conclude<'js>(
     ctx: &Ctx<'js>,
     state: &RunState,
     bridge: &Bridge,
     program: &PreparedProgram,
     request: &RunRequest,
+    input_bound: bool,
     settled: Settled<'js>,
     refused: u64,
 ) -> (Result<Completion, EngineError>, bool) {
+    // A paused run's runtime is dropped (it is resumed by replay), as is a replay that went
+    // another way: nothing of either is read or finished.
+    match state.stop.get() {
+        Some(Stop::Paused) => {
+            return (
+                Ok(Completion {
+                    output: Value::Undefined,
+                    is_final_answer: false,
+                }),
+                false,
+            )
+        }
+        Some(Stop::Diverged) => {
+            let why = state.tape.divergence().unwrap_or_default();
+            return (
+                Err(EngineError::Snapshot(SnapshotError::new(
+                    SnapshotProblem::Diverged,
+                    format!("replaying the session went another way than it went: {why}"),
+                ))),
+                true,
+            );
+        }
+        _ => {}
+    }
     // A promised result is copied before anything else runs, under the run's deadline (a
     // getter is sandbox code).
     let result = std::mem::replace(&mut *state.result.borrow_mut(), RunResult::None);
@@ -584,7 +965,7 @@ fn conclude<'js>(
         _ => Ok(Value::Undefined),
     };
     let drained = drain(ctx, state);
-    if request.input.is_some() {
+    if input_bound {
         input::unbind(ctx);
     }
 
@@ -604,7 +985,7 @@ fn conclude<'js>(
             timeout_ms: request.timeout_ms,
         }),
         Some(Stop::Aborted) => Err(EngineError::Aborted { started: true }),
-        Some(Stop::Shutdown) => Err(EngineError::Stopped),
+        Some(Stop::Shutdown | Stop::Paused | Stop::Diverged) => Err(EngineError::Stopped),
         None => match settled {
             Settled::Resolved(_) => output.map(|output| Completion {
                 output,
@@ -646,7 +1027,9 @@ fn conclude<'js>(
 
 /// Runs the job queue, fires timers as they fall due, and settles tool promises as the host
 /// answers, until the script's promise settles, or it waits for answers or timers that are not
-/// there yet.
+/// there yet. A replayed run fires the timers and settles the promises its record names, in
+/// its order.
+#[inline(never)]
 fn drive<'js>(
     ctx: &Ctx<'js>,
     state: &RunState,
@@ -654,6 +1037,7 @@ fn drive<'js>(
     timers: Option<&Timers>,
     promise: &Promise<'js>,
 ) -> Settled<'js> {
+    reflect::RuntimeLimit::of(ctx).update_stack_top();
     loop {
         match promise.state() {
             PromiseState::Resolved => {
@@ -675,13 +1059,19 @@ fn drive<'js>(
                 if ctx.execute_pending_job() {
                     continue;
                 }
+                if state.tape.replaying() {
+                    match replay_external(ctx, state, bridge, timers) {
+                        Some(settled) => return settled,
+                        None => continue,
+                    }
+                }
                 if let Some(timers) = timers.filter(|timers| timers.is_pending()) {
                     // A callback this loop calls may never reach a guard or the interrupt
                     // handler's poll: the deadline and abort are checked before each one.
                     if state.should_interrupt() {
                         return Settled::Stopped;
                     }
-                    match timers.fire_due(ctx) {
+                    match timers.fire_due(ctx, &state.tape) {
                         Fired::Ran => continue,
                         Fired::Threw(thrown) => return Settled::Threw(thrown),
                         Fired::NotYet if !bridge.has_pending_calls() => {
@@ -702,9 +1092,68 @@ fn drive<'js>(
     }
 }
 
+/// A replayed run's next step once its jobs ran dry: what its record names (`None`: go on), or
+/// how the run ends when the record holds nothing more (it must then settle by itself: with
+/// nothing pending, nothing can settle it, as in the original; with a timer or call pending,
+/// the original went on, and the replay has gone another way).
+fn replay_external<'js>(
+    ctx: &Ctx<'js>,
+    state: &RunState,
+    bridge: &Bridge,
+    timers: Option<&Timers>,
+) -> Option<Settled<'js>> {
+    let diverged = |what: &str| {
+        state.tape.diverge(what.to_owned());
+        state.stop_with(Stop::Diverged);
+        Some(Settled::Stopped)
+    };
+    match state.tape.replay_external() {
+        External::Timer(sequence) => {
+            match timers.and_then(|timers| timers.fire_sequence(ctx, sequence)) {
+                Some(Fired::Ran) => None,
+                Some(Fired::Threw(thrown)) => Some(Settled::Threw(thrown)),
+                Some(Fired::NotYet) | None => {
+                    diverged("its record fires a timer the run does not have")
+                }
+            }
+        }
+        External::Settle(call, result) => {
+            if bridge.settle_replayed(ctx, state, call, &result) {
+                None
+            } else {
+                diverged("its record settles a call the run is not awaiting")
+            }
+        }
+        External::Resume(call, answer) => {
+            // What the run logged before the pause was the original's: the resumed run's logs
+            // start here.
+            state.logs.borrow_mut().take();
+            if bridge.resume_awaiting(ctx, state, call, &answer) {
+                None
+            } else {
+                diverged("the call it paused at is not one the run awaits")
+            }
+        }
+        External::Diverged => {
+            state.stop_with(Stop::Diverged);
+            Some(Settled::Stopped)
+        }
+        External::Exhausted => {
+            let pending = timers.is_some_and(Timers::is_pending) || bridge.has_pending_calls();
+            if pending {
+                diverged("the run waits for more than its record holds")
+            } else {
+                Some(Settled::Stuck)
+            }
+        }
+    }
+}
+
 /// Runs the jobs left after the script settled (late `.then` callbacks belong to this run, and
 /// must not run in the next one). Returns false if the queue could not be emptied.
+#[inline(never)]
 fn drain(ctx: &Ctx<'_>, state: &RunState) -> bool {
+    reflect::RuntimeLimit::of(ctx).update_stack_top();
     let mut after_stop = 0;
     while ctx.execute_pending_job() {
         if state.stop.get().is_some() {
@@ -738,7 +1187,11 @@ mod tests {
         let built = on_engine_thread(|| {
             let host: Arc<dyn Host> = Arc::new(FakeHost::default());
             let config = EngineConfig::from(&Options::default());
-            Worker::build(config, host, Arc::default(), Weak::new())
+            let tape = Tape::new(Origin::Fresh {
+                random_seed: 1,
+                time_origin: f64::NAN,
+            });
+            Worker::build(config, host, Arc::default(), Weak::new(), tape)
                 .map(Resting)
                 .map_err(|error| error.to_string())
         })

@@ -82,7 +82,7 @@ fn names() -> String {
 }
 
 fn lazy() -> Context {
-    new_context(&Runtime::new().expect("runtime")).expect("context")
+    new_context(&Runtime::new().expect("runtime"), |_| {}).expect("context")
 }
 
 fn eager() -> Context {
@@ -402,7 +402,7 @@ fn accessors_made_on_first_use_behave_as_upstream_ones() {
 #[test]
 fn the_regexp_fast_paths_take_flag_getters_not_made_yet_for_the_intrinsic_ones() {
     let runtime = Runtime::new().expect("runtime");
-    let context = new_context(&runtime).expect("context");
+    let context = new_context(&runtime, |_| {}).expect("context");
     // The methods that run are made first (on first use, as upstream makes methods).
     context.with(|ctx| {
         let methods = "String.prototype.split; String.prototype.replace; Array.prototype.join; \

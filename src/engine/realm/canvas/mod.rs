@@ -114,6 +114,9 @@ struct HeapBudget {
     limit: usize,
     reserved: Cell<usize>,
     heap: Rc<HeapMeter>,
+    /// Whether pixels fitted is part of a session's record (`engine::session`): what the heap
+    /// holds is not the same after a restore.
+    state: Rc<RunState>,
 }
 
 impl HeapBudget {
@@ -132,17 +135,20 @@ impl HeapBudget {
 
 impl PixelBudget for HeapBudget {
     fn reserve(&self, bytes: usize) -> std::result::Result<(), OverBudget> {
-        if bytes > self.available() {
-            // Canvases dropped by the code may still wait for the cycle collector (a canvas and
-            // its context refer to each other): collect before refusing. What it finalizes only
-            // releases budget, and no canvas borrow is held across a reservation.
-            self.runtime.collect_garbage();
-        }
-        let available = self.available();
-        if bytes > available {
+        let fits = || {
+            if bytes > self.available() {
+                // Canvases dropped by the code may still wait for the cycle collector (a canvas
+                // and its context refer to each other): collect before refusing. What it
+                // finalizes only releases budget, and no canvas borrow is held across a
+                // reservation.
+                self.runtime.collect_garbage();
+            }
+            bytes <= self.available()
+        };
+        if !self.state.tape.canvas(fits) {
             return Err(OverBudget {
                 requested: bytes,
-                available,
+                available: self.available(),
             });
         }
         self.reserved.set(self.reserved.get() + bytes);
@@ -172,6 +178,7 @@ pub fn install<'js>(
         limit: memory_limit,
         reserved: Cell::new(0),
         heap: Rc::clone(heap),
+        state: Rc::clone(state),
     });
     let env = Rc::new(CanvasEnv {
         state: Rc::clone(state),

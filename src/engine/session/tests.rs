@@ -1,0 +1,489 @@
+//! Sessions at the engine: a snapshot restored into a fresh runtime answers as the original,
+//! without asking its host anything; a replay that goes another way, or passes a limit, is
+//! refused; a paused run resumes where it paused.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+
+use super::{ReplayLimits, Restored, Source};
+use crate::engine::host::{ToolFailure, ToolResult};
+use crate::engine::testing::{after, engine_with, run_on, sync, FakeHost, FakeTool};
+use crate::engine::{
+    Engine, EngineConfig, EngineError, PausedRun, RunAbort, RunReport, RunRequest,
+};
+use crate::options::Options;
+use crate::session::{
+    codec, seal, Event, Journal, RunRecord, SnapshotError, SnapshotProblem, Step,
+};
+use crate::value::Value;
+
+fn snapshot(engine: &Engine) -> Vec<u8> {
+    engine.snapshot(None).blocking_recv().unwrap().unwrap()
+}
+
+fn limits(options: &Options) -> ReplayLimits {
+    ReplayLimits {
+        max_operations: options.max_operations,
+        timeout_ms: options.timeout_ms,
+    }
+}
+
+fn restore(
+    bytes: Vec<u8>,
+    options: &Options,
+    host: FakeHost,
+) -> Result<(Engine, Restored), EngineError> {
+    let (engine, ready) = Engine::restore(
+        EngineConfig::from(options),
+        Arc::new(host),
+        Source::Bytes(bytes, None),
+        limits(options),
+        None,
+    );
+    ready
+        .blocking_recv()
+        .unwrap()
+        .map(|restored| (engine, restored))
+}
+
+fn refusal(result: Result<(Engine, Restored), EngineError>) -> SnapshotError {
+    match result {
+        Err(EngineError::Snapshot(error)) => error,
+        Err(other) => panic!("expected a snapshot error, got {other:?}"),
+        Ok((_, restored)) => panic!("the restore succeeded: {restored:?}"),
+    }
+}
+
+fn output(report: RunReport) -> Value {
+    report.result.expect("the run succeeds").output
+}
+
+/// A tool that counts its calls and answers with the count (times `scale`).
+fn counting(calls: &Arc<AtomicU64>, scale: f64, delay: Option<u64>) -> FakeTool {
+    let calls = Arc::clone(calls);
+    let answer = move |_: Vec<Value>| -> ToolResult {
+        let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+        #[allow(clippy::cast_precision_loss, reason = "a small count")]
+        Ok(Value::Number(n as f64 * scale))
+    };
+    match delay {
+        Some(millis) => after(millis, answer),
+        None => sync(answer),
+    }
+}
+
+fn host(calls: &Arc<AtomicU64>) -> FakeHost {
+    FakeHost::default()
+        .with("lookup", counting(calls, 1.0, None))
+        .with("fetch", counting(calls, 10.0, Some(3)))
+}
+
+const SESSION: [&str; 3] = [
+    "let n = lookup(); const f = await fetch(); var seen = [n, f];
+     function twice(x) { return x * 2 }
+     const counter = (() => { let c = 0; return () => ++c })(); counter();
+     class P { #x = 1; bump() { return ++this.#x } }
+     const p = new P(); p.bump();
+     const key = { k: 1 }; const m = new Map([[key, 'v']]); const cycle = { m }; cycle.self = cycle;
+     const bytes = new Uint8Array([1, 2, 3]); const view = new Uint16Array(bytes.buffer, 0, 1);",
+    "counter(); globalThis.r = Math.random(); globalThis.t = Date.now(); const late = performance.now();
+     const [a, b] = await Promise.all([fetch(), fetch()]); let order = [a, b];",
+    "let tdz; try { later } catch (e) { tdz = e.name } let later = -0; var negative = 1 / later;",
+];
+
+const PROBE: &str =
+    "[seen, twice(3), counter(), p.bump(), m.get(key), cycle.self === cycle, cycle.m === m,
+    bytes[0], view[0], r, t, Math.random(), typeof late, order, tdz, negative, Object.is(later, -0),
+    Object.getOwnPropertyNames(globalThis).length]";
+
+#[test]
+fn a_restored_session_answers_every_probe_as_the_original_and_calls_no_tool() {
+    let options = Options::default();
+    let calls = Arc::new(AtomicU64::new(0));
+    let original = engine_with(host(&calls), &options);
+    for code in SESSION {
+        output(run_on(&original, code, &options));
+    }
+    let made = calls.load(Ordering::SeqCst);
+    assert_eq!(made, 4);
+    let bytes = snapshot(&original);
+    let replayed_calls = Arc::new(AtomicU64::new(100));
+    let (restored, how) = restore(bytes.clone(), &options, host(&replayed_calls)).unwrap();
+    assert!(matches!(how, Restored::Ready));
+    assert_eq!(
+        replayed_calls.load(Ordering::SeqCst),
+        100,
+        "no tool was called again"
+    );
+    let expected = output(run_on(&original, PROBE, &options));
+    assert_eq!(output(run_on(&restored, PROBE, &options)), expected);
+    // The restored session is itself durable: its snapshot is the same bytes.
+    let again = snapshot(&restored);
+    assert_eq!(
+        codec::decode(&again[..]).ok(),
+        None,
+        "a snapshot is sealed, not a bare session"
+    );
+    let (first, second) = (
+        seal::open(&bytes, None).unwrap(),
+        seal::open(&again, None).unwrap(),
+    );
+    assert_eq!(first.journal.steps.len() + 1, second.journal.steps.len());
+}
+
+#[test]
+fn math_random_and_the_clock_continue_after_a_restore() {
+    let options = Options::default();
+    let original = engine_with(FakeHost::default(), &options);
+    output(run_on(
+        &original,
+        "globalThis.drawn = [Math.random(), Math.random()]; globalThis.at = performance.now()",
+        &options,
+    ));
+    let (restored, _) = restore(snapshot(&original), &options, FakeHost::default()).unwrap();
+    let next = "[drawn, Math.random(), Math.random()]";
+    assert_eq!(
+        output(run_on(&restored, next, &options)),
+        output(run_on(&original, next, &options))
+    );
+    // performance.now() goes on from where the session left it, never back.
+    let later = output(run_on(&restored, "performance.now() >= at", &options));
+    assert_eq!(later, Value::Bool(true));
+    // Another executor draws other numbers.
+    let other = engine_with(FakeHost::default(), &options);
+    assert_ne!(
+        output(run_on(&other, "Math.random()", &options)),
+        output(run_on(&original, "Math.random()", &options))
+    );
+}
+
+#[test]
+fn recursion_stops_at_the_same_depth_in_a_replay() {
+    let options = Options::default();
+    let original = engine_with(FakeHost::default(), &options);
+    output(run_on(
+        &original,
+        "let depth = 0; function down() { depth++; down() } try { down() } catch (e) { globalThis.caught = e.name }",
+        &options,
+    ));
+    let (restored, _) = restore(snapshot(&original), &options, FakeHost::default()).unwrap();
+    let probe = "[depth, caught]";
+    assert_eq!(
+        output(run_on(&restored, probe, &options)),
+        output(run_on(&original, probe, &options))
+    );
+}
+
+#[test]
+fn work_stopped_after_final_answer_stops_at_the_same_call_in_a_replay() {
+    let options = Options::default();
+    let original = engine_with(FakeHost::default(), &options);
+    // The jobs left after final_answer() run until the engine's next interrupt poll stops one
+    // of them; a replay must reach that poll at the same job.
+    let report = run_on(
+        &original,
+        "globalThis.k = 0; let p = Promise.resolve();
+         for (let i = 0; i < 9000; i++) p = p.then(() => { globalThis.k += 1 });
+         final_answer(1)",
+        &options,
+    );
+    assert!(report.result.unwrap().is_final_answer);
+    let stopped = output(run_on(&original, "k", &options));
+    assert!(
+        matches!(stopped, Value::Number(k) if k > 0.0 && k < 9000.0),
+        "{stopped:?}"
+    );
+    let (restored, _) = restore(snapshot(&original), &options, FakeHost::default()).unwrap();
+    assert_eq!(output(run_on(&restored, "k", &options)), stopped);
+}
+
+#[test]
+fn timers_fire_in_their_recorded_order() {
+    let options = Options {
+        timers: true,
+        ..Options::default()
+    };
+    let calls = Arc::new(AtomicU64::new(0));
+    let original = engine_with(host(&calls), &options);
+    output(run_on(
+        &original,
+        "const log = []; const done = new Promise((resolve) => setTimeout(resolve, 30));
+         setTimeout(() => log.push('a'), 10); fetch().then((v) => log.push('tool ' + v));
+         const every = setInterval(() => { log.push('tick'); if (log.length > 4) clearInterval(every) }, 4);
+         await done; log.push(setTimeout(() => {}, 1))",
+        &options,
+    ));
+    let (restored, _) = restore(snapshot(&original), &options, host(&calls)).unwrap();
+    assert_eq!(
+        output(run_on(&restored, "log", &options)),
+        output(run_on(&original, "log", &options))
+    );
+    // Timer ids continue where they were.
+    assert_eq!(
+        output(run_on(&restored, "setTimeout(() => {}, 1)", &options)),
+        output(run_on(&original, "setTimeout(() => {}, 1)", &options))
+    );
+}
+
+/// The session of `engine`, rewritten by `change` and sealed again (a tampered snapshot whose
+/// checksum is right).
+fn tampered(engine: &Engine, change: impl FnOnce(&mut Journal)) -> Vec<u8> {
+    let mut session = seal::open(&snapshot(engine), None).unwrap();
+    change(&mut session.journal);
+    seal::seal(&session.terms, &session.journal, None)
+}
+
+fn last_run(journal: &mut Journal) -> &mut RunRecord {
+    journal
+        .steps
+        .iter_mut()
+        .rev()
+        .find_map(|step| match step {
+            Step::Run(run) => Some(run),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_replay_that_goes_another_way_is_refused_as_diverged() {
+    let options = Options::default();
+    let calls = Arc::new(AtomicU64::new(0));
+    let original = engine_with(host(&calls), &options);
+    output(run_on(
+        &original,
+        "globalThis.x = lookup() + Date.now()",
+        &options,
+    ));
+    type Change = Box<dyn FnOnce(&mut Journal)>;
+    let changes: [(&str, Change); 4] = [
+        (
+            "another code",
+            Box::new(|journal| last_run(journal).code = "globalThis.x = 2".into()),
+        ),
+        (
+            "events swapped",
+            Box::new(|journal| last_run(journal).events.reverse()),
+        ),
+        (
+            "an event dropped",
+            Box::new(|journal| {
+                last_run(journal).events.pop();
+            }),
+        ),
+        (
+            "another end",
+            Box::new(|journal| {
+                if let Some(end) = last_run(journal).end.as_mut() {
+                    end.operations += 1;
+                }
+            }),
+        ),
+    ];
+    for (what, change) in changes {
+        let error = refusal(restore(tampered(&original, change), &options, host(&calls)));
+        assert_eq!(error.problem, SnapshotProblem::Diverged, "{what}: {error}");
+    }
+    // A tool answer the journal says was huge is refused as the host's would be.
+    let huge = tampered(&original, |journal| {
+        last_run(journal).events[0] = Event::Returned(Ok(Value::String("x".repeat(1 << 20))));
+    });
+    assert!(restore(
+        huge,
+        &Options {
+            max_value_bytes: 1024,
+            ..Options::default()
+        },
+        host(&calls)
+    )
+    .is_err());
+}
+
+#[test]
+fn limits_hold_while_a_session_is_replayed() {
+    let options = Options {
+        max_operations: 1_000_000,
+        ..Options::default()
+    };
+    let original = engine_with(FakeHost::default(), &options);
+    output(run_on(
+        &original,
+        "let s = 0; for (let i = 0; i < 200000; i++) { s += i } s",
+        &options,
+    ));
+    let bytes = snapshot(&original);
+    let error = refusal(restore(
+        bytes.clone(),
+        &Options {
+            max_operations: 1_000,
+            ..options.clone()
+        },
+        FakeHost::default(),
+    ));
+    assert_eq!(
+        (error.problem, error.limit),
+        (SnapshotProblem::Limit, Some("maxOperations"))
+    );
+    let error = refusal(restore(
+        bytes.clone(),
+        &Options {
+            timeout_ms: 1,
+            ..options.clone()
+        },
+        FakeHost::default(),
+    ));
+    assert_eq!(
+        (error.problem, error.limit),
+        (SnapshotProblem::Limit, Some("timeoutMs"))
+    );
+    let big = engine_with(FakeHost::default(), &options);
+    output(run_on(
+        &big,
+        "globalThis.blob = 'x'.repeat(8 << 20); 1",
+        &options,
+    ));
+    let error = refusal(restore(
+        snapshot(&big),
+        &Options {
+            memory_limit_bytes: 4 << 20,
+            ..options.clone()
+        },
+        FakeHost::default(),
+    ));
+    assert_eq!(error.problem, SnapshotProblem::Limit, "{error}");
+}
+
+#[test]
+fn a_restore_under_other_options_the_state_depends_on_is_refused() {
+    let options = Options::default();
+    let original = engine_with(FakeHost::default(), &options);
+    output(run_on(&original, "1", &options));
+    let error = refusal(restore(
+        snapshot(&original),
+        &Options {
+            timers: true,
+            ..Options::default()
+        },
+        FakeHost::default(),
+    ));
+    assert_eq!(
+        (error.problem, error.limit),
+        (SnapshotProblem::Options, Some("timers"))
+    );
+}
+
+fn resume_request(options: &Options) -> RunRequest {
+    RunRequest::new(String::new(), options, RunAbort::new())
+}
+
+/// Resumes the paused run of `paused` in a fresh engine, with `answer`.
+fn resume_from(
+    paused: PausedRun,
+    options: &Options,
+    host: FakeHost,
+    answer: ToolResult,
+) -> RunReport {
+    let (reply, report) = oneshot::channel();
+    let (_engine, ready) = Engine::restore(
+        EngineConfig::from(options),
+        Arc::new(host),
+        Source::Journal(paused.journal),
+        limits(options),
+        Some((resume_request(options), answer, reply)),
+    );
+    assert!(matches!(
+        ready.blocking_recv().unwrap(),
+        Ok(Restored::Resumed)
+    ));
+    report.blocking_recv().unwrap()
+}
+
+fn pausing(calls: &Arc<AtomicU64>) -> FakeHost {
+    host(calls)
+        .with(
+            "approve",
+            FakeTool::Pause(None, Value::String("ship it?".into())),
+        )
+        .with(
+            "approveLater",
+            FakeTool::Pause(Some(Duration::from_millis(3)), Value::Null),
+        )
+}
+
+#[test]
+fn a_run_paused_by_a_synchronous_tool_resumes_from_that_call() {
+    let options = Options::default();
+    let calls = Arc::new(AtomicU64::new(0));
+    let engine = engine_with(pausing(&calls), &options);
+    output(run_on(&engine, "globalThis.steps = []", &options));
+    let report = run_on(
+        &engine,
+        "steps.push(lookup());\nconst answer = approve('deploy', 2);\nsteps.push(answer); answer + '!'",
+        &options,
+    );
+    let paused = report.paused.expect("the run paused");
+    assert_eq!(paused.call.tool, "approve");
+    assert_eq!(
+        paused.call.args,
+        vec![Value::String("deploy".into()), Value::Number(2.0)]
+    );
+    assert_eq!(paused.call.line, Some(2));
+    assert_eq!(paused.call.reason, Value::String("ship it?".into()));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let resumed = resume_from(
+        *paused,
+        &options,
+        pausing(&calls),
+        Ok(Value::String("yes".into())),
+    );
+    assert_eq!(output(resumed), Value::String("yes!".into()));
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the call before the pause is not repeated"
+    );
+}
+
+#[test]
+fn a_run_paused_by_an_awaited_tool_resumes_after_a_snapshot_and_a_restore() {
+    let options = Options::default();
+    let calls = Arc::new(AtomicU64::new(0));
+    let engine = engine_with(pausing(&calls), &options);
+    let report = run_on(
+        &engine,
+        "const before = await fetch();\nlet verdict;\ntry { verdict = await approveLater() } catch (e) { verdict = 'refused: ' + e.message }\n[before, verdict, await fetch()]",
+        &options,
+    );
+    let paused = report.paused.expect("the run paused");
+    assert_eq!(
+        (paused.call.tool.as_str(), paused.call.line),
+        ("approveLater", Some(3))
+    );
+    // The paused session as a snapshot, restored: the engine holds the state before the run.
+    let terms = crate::session::Terms::of(&options);
+    let bytes = seal::seal(&terms, &paused.journal, None);
+    let (restored, how) = restore(bytes, &options, pausing(&calls)).unwrap();
+    match how {
+        Restored::Paused(call, tools) => {
+            assert_eq!(call, paused.call);
+            assert!(tools.contains(&"approveLater".to_owned()));
+        }
+        other => panic!("expected a paused session, got {other:?}"),
+    }
+    let failure = ToolFailure::new("not today");
+    let report = restored
+        .resume(resume_request(&options), Err(failure))
+        .blocking_recv()
+        .unwrap();
+    assert_eq!(
+        output(report),
+        Value::Array(vec![
+            Some(Value::Number(10.0)),
+            Some(Value::String("refused: not today".into())),
+            Some(Value::Number(20.0)),
+        ])
+    );
+}
