@@ -185,4 +185,29 @@ function fail(span, error) {
   span.setStatus({ code: STATUS_ERROR, message: error?.message === undefined ? String(error) : String(error.message) })
 }
 
-module.exports = { ownTracer, tracerOf, tracedRun }
+/**
+ * Runs `fn(span)` inside a span named `name` of `tracer`, child of the active context, with that
+ * span active (so that a run traced inside it becomes its child); ends the span when `fn`'s
+ * promise settles, with an error status when it rejects. A span that does not record costs
+ * nothing more: `fn` gets `undefined` then.
+ */
+async function tracedSection(tracer, name, attributes, fn) {
+  const otel = otelApi()
+  const parent = otel ? otel.context.active() : undefined
+  const span = tracer.startSpan(name, { kind: SPAN_KIND_INTERNAL, attributes }, parent)
+  if (!span.isRecording()) {
+    span.end()
+    return fn(undefined)
+  }
+  try {
+    const inside = () => fn(span)
+    return await (otel && parent ? otel.context.with(otel.trace.setSpan(parent, span), inside) : inside())
+  } catch (error) {
+    fail(span, error)
+    throw error
+  } finally {
+    span.end()
+  }
+}
+
+module.exports = { ownTracer, tracerOf, tracedRun, tracedSection }
