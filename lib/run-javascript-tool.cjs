@@ -205,4 +205,4 @@ function createRunJavaScriptTool(executor, options = {}) {
   return { definition, execute }
 }
 
-module.exports = { createRunJavaScriptTool }
+module.exports = { createRunJavaScriptTool, toJsonSafe, errorResult }
