@@ -37,6 +37,7 @@ afterAll(async () => {
 
 const kinds: Array<[string, () => Store]> = [
   ['MemoryStore', () => new MemoryStore()],
+  ['MemoryStore, compressed', () => new MemoryStore({ compress: true })],
   ['FileStore', () => new FileStore(scratch())],
   ['FileStore without fsync', () => new FileStore(scratch(), { fsync: false })],
   [
@@ -134,6 +135,27 @@ describe.each(kinds)('%s', (_name, make) => {
     for (const generation of [-1, 1.5, Number.NaN, '0', undefined]) {
       await expect(store.put('s', bytes(1), generation as number)).rejects.toBeInstanceOf(TypeError)
     }
+  })
+})
+
+describe('MemoryStore sizes', () => {
+  it('counts what it keeps, and keeps compressed snapshots smaller than they are', async () => {
+    const text = new TextEncoder().encode('const page = "Lyon is a city in France"; '.repeat(100))
+    const plain = new MemoryStore()
+    const compressed = new MemoryStore({ compress: true })
+    for (const store of [plain, compressed]) {
+      await store.put('a', text, 0)
+      await store.put('b', text.subarray(0, 100), 0)
+      await store.put('a', text.subarray(0, 50), 1)
+      await store.delete('b')
+    }
+    expect(plain.size).toEqual({ sessions: 1, bytes: 50, snapshotBytes: 50 })
+    expect(compressed.size.snapshotBytes).toBe(50)
+    await compressed.put('a', text, 2)
+    expect(compressed.size.snapshotBytes).toBe(text.length)
+    expect(compressed.size.bytes).toBeLessThan(text.length / 10)
+    expect((await compressed.get('a'))!.bytes).toEqual(text)
+    expect(() => new MemoryStore({ compress: 'yes' as never })).toThrow(TypeError)
   })
 })
 

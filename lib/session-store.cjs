@@ -13,6 +13,7 @@ const { randomBytes, createHash } = require('node:crypto')
 const fs = require('node:fs')
 const fsp = require('node:fs/promises')
 const path = require('node:path')
+const zlib = require('node:zlib')
 
 /** Every failure of a session pool or store that is not the executor's own, by `code`. */
 class SessionError extends Error {
@@ -52,16 +53,31 @@ function checkBytes(bytes) {
 /**
  * Snapshots in this process's memory: for a single process, for tests, and for hibernation
  * whose only aim is to hold many more sessions than live executors (a restart loses them).
+ * With `compress: true` each snapshot is kept deflated (zlib, at its fastest level): a snapshot
+ * holds the session's code and the answers of its tools, text that deflates several times over.
  */
 class MemoryStore {
-  /** id → { bytes, generation } */
+  /** id → { bytes, size (the snapshot's, before compression), generation } */
   #sessions = new Map()
+  #compress
   #bytes = 0
+  #snapshotBytes = 0
+
+  constructor(options = {}) {
+    if (options === null || typeof options !== 'object') throw new TypeError('new MemoryStore(options): options must be an object')
+    const compress = options.compress ?? false
+    if (typeof compress !== 'boolean') throw new TypeError('MemoryStore option compress must be a boolean')
+    this.#compress = compress
+  }
 
   async get(sessionId) {
     checkId(sessionId)
     const stored = this.#sessions.get(sessionId)
-    return stored === undefined ? undefined : { bytes: stored.bytes, generation: stored.generation }
+    if (stored === undefined) return undefined
+    // This store deflated these bytes itself; the size it recorded bounds the inflation.
+    if (!this.#compress) return { bytes: stored.bytes, generation: stored.generation }
+    const inflated = zlib.inflateRawSync(stored.bytes, { maxOutputLength: stored.size })
+    return { bytes: new Uint8Array(inflated.buffer, inflated.byteOffset, inflated.byteLength), generation: stored.generation }
   }
 
   async put(sessionId, bytes, expectedGeneration) {
@@ -73,9 +89,10 @@ class MemoryStore {
     if (generation !== expectedGeneration) throw conflict(sessionId, expectedGeneration, generation)
     // A copy the caller cannot change after the fact, sized to the snapshot (not to a larger
     // buffer it may be a view of).
-    const copy = new Uint8Array(bytes)
-    this.#bytes += copy.byteLength - (stored?.bytes.byteLength ?? 0)
-    this.#sessions.set(sessionId, { bytes: copy, generation: generation + 1 })
+    const kept = this.#compress ? new Uint8Array(zlib.deflateRawSync(bytes, { level: zlib.constants.Z_BEST_SPEED })) : new Uint8Array(bytes)
+    this.#bytes += kept.byteLength - (stored?.bytes.byteLength ?? 0)
+    this.#snapshotBytes += bytes.byteLength - (stored?.size ?? 0)
+    this.#sessions.set(sessionId, { bytes: kept, size: bytes.byteLength, generation: generation + 1 })
     return generation + 1
   }
 
@@ -88,13 +105,17 @@ class MemoryStore {
       if (stored.generation !== expectedGeneration) throw conflict(sessionId, expectedGeneration, stored.generation)
     }
     this.#bytes -= stored.bytes.byteLength
+    this.#snapshotBytes -= stored.size
     this.#sessions.delete(sessionId)
     return true
   }
 
-  /** How many sessions, and how many snapshot bytes, the store holds. */
+  /**
+   * How many sessions the store holds, the bytes it keeps for them, and the bytes of their
+   * snapshots (the same unless it compresses).
+   */
   get size() {
-    return { sessions: this.#sessions.size, bytes: this.#bytes }
+    return { sessions: this.#sessions.size, bytes: this.#bytes, snapshotBytes: this.#snapshotBytes }
   }
 }
 
