@@ -29,6 +29,7 @@ const EXPECTED: Record<string, string[]> = {
   opentelemetry: ['execute_tool search, ses_executor.run'],
   'transformed-code': ['const total = prices.reduce(add, 0);', 'while (more()) step();', 'return __smol_result(total);'],
   imports: ['3'],
+  'session-pool': ['ana: 2 visits 2 1 2'],
 }
 
 /**
