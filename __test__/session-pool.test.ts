@@ -257,6 +257,12 @@ describe('what a store gives back is checked', () => {
     expect(sessions.isLive('a')).toBe(true)
     mode = 'generation'
     expect((await sessions.evict('a').catch((error) => error)).code).toBe('ERR_SESSION_STORE')
+    // What get() gives must be a snapshot with a generation, read once.
+    for (const answer of [{ bytes: 'text', generation: 1 }, { bytes: new Uint8Array(4), generation: 0 }, Object.defineProperty({}, 'bytes', { get: () => { throw new Error('getter') } })]) {
+      const odd = pool({ maxLive: 1, store: { get: async () => answer, put: async () => 1, delete: async () => true } })
+      expect(await odd.run('x', '1').catch((error) => error.code)).toBe('ERR_SESSION_STORE')
+      expect(odd.stats().live).toBe(0)
+    }
     mode = 'ok'
     expect((await sessions.run('a', 'a')).output).toBe(1)
     expect((await sessions.run('b', '2')).output).toBe(2)

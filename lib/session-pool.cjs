@@ -286,6 +286,8 @@ class SessionPool {
       if (!savedAfter) live.dirty = true
       // The store holds a newer state than this copy (another writer saved it): drop it.
       if (error?.code === 'ERR_SESSION_CONFLICT') discard = true
+      // A copy its user discards is dropped as it is, never saved.
+      if (discard) throw error
       throw await this.#afterFailure(sessionId, live, error)
     } finally {
       if (discard && this.#live.get(sessionId) === live) {
@@ -345,9 +347,16 @@ class SessionPool {
       this.#counts.loadMs += loaded - started
       let executor
       if (stored !== undefined && stored !== null) {
-        const { bytes, generation } = stored
-        if (!Number.isSafeInteger(generation) || generation < 1) {
-          throw storeFailure(sessionId, 'read the snapshot', new TypeError('the store gave no generation ≥ 1 with the snapshot'))
+        // Read once; what a store gives that is no snapshot with a generation fails here.
+        let bytes
+        let generation
+        try {
+          ;({ bytes, generation } = stored)
+        } catch (error) {
+          throw storeFailure(sessionId, 'read the snapshot', error)
+        }
+        if (!(bytes instanceof Uint8Array) || !Number.isSafeInteger(generation) || generation < 1) {
+          throw storeFailure(sessionId, 'read the snapshot', new TypeError('the store gave no { bytes: Uint8Array, generation ≥ 1 }'))
         }
         executor = await SESExecutor.restore(bytes, this.#executorOptions)
         await this.#sendTools(sessionId, executor)
