@@ -1,7 +1,7 @@
 // bench/RESULTS.md from the results of one `npm run bench`.
 
 const OURS = 'ses-executor'
-const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10', 'W11', 'W12']
+const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10', 'W11', 'W12', 'W15']
 
 const DEFINITIONS = {
   W1: 'create: a new executor ready to run, tools installed (one-time global setup excluded)',
@@ -16,6 +16,7 @@ const DEFINITIONS = {
   W10: 'scaling: 2 / 8 / 32 executors running W5 at once, throughput relative to one',
   W11: 'many live executors: 10,000 created (fewer where noted), each runs `1 + 1`; RSS and OS threads with all live',
   W12: 'throughput of W9 on 1,000 executors at once, relative to one executor running it alone ("in turn": relative to the same 1,000 executors stepping one at a time, alternating with the rounds at once, where every heap is as cold in the caches as at once)',
+  W15: 'hibernated sessions: 100,000 sessions that each ran W9 once, kept by a session pool of 1,000 live executors over an in-memory store (compressed); RSS with all held, store bytes per session, and a W9 step on a hibernated session (restored; another hibernated to make room) against one on a live session: p50 / p99',
 }
 
 /** Number with 3 significant digits at most (never exponent notation). */
@@ -48,6 +49,12 @@ function cell(workload) {
   if (workload.unit === 'KiB') {
     const first = workload.firstKiB == null ? '' : `, first ${quantity(workload.firstKiB, 'KiB')}`
     return `${quantity(workload.median, 'KiB')} (n=${workload.count}${first})`
+  }
+  if (workload.sessions != null) {
+    return (
+      `${quantity(workload.median, 'ms')} / ${quantity(workload.p99, 'ms')} p99 hibernated, ` +
+      `${quantity(workload.live.median, 'ms')} live; ${quantity(workload.heldMiB, 'MiB')} (n=${num(workload.sessions)})`
+    )
   }
   if (workload.perExecutorKiB != null) {
     const threads = workload.threads == null ? '' : `, ${num(workload.threads)} threads`
@@ -183,6 +190,20 @@ function targets(results) {
       verdict(rel == null ? null : rel >= 0.8 * cores),
     ])
   }
+  // Many sessions on few live executors.
+  {
+    const w15 = ours?.workloads?.W15
+    const measured = w15?.sessions != null
+    const ok = measured ? w15.sessions >= 100_000 && w15.heldMiB <= 1024 && w15.median <= 5 && w15.p99 <= 20 : null
+    rows.push([
+      'W15: 100,000 sessions in ≤ 1 GiB RSS (store in memory), a step on a hibernated one p50 ≤ 5 ms and p99 ≤ 20 ms',
+      measured
+        ? `${quantity(w15.heldMiB, 'MiB')}, ${quantity(w15.median, 'ms')} / ${quantity(w15.p99, 'ms')} (n=${num(w15.sessions)})`
+        : '–',
+      '–',
+      verdict(ok),
+    ])
+  }
   // Issue 15: the stricter per-step targets, with the machine's floor where one applies.
   const floors = results.floors?.skipped ? undefined : results.floors
   const strict = (label, w, ok, best, reference) => {
@@ -272,6 +293,45 @@ function floorsSection(floors) {
           "W3's hop onto Node's thread and back",
         ],
       ],
+    ),
+    '',
+  ]
+}
+
+/** W15's own table: memory, and what a step on a hibernated session costs, part by part. */
+function w15Section(peers) {
+  const measured = peers.filter((p) => p.workloads?.W15?.sessions != null)
+  if (measured.length === 0) return []
+  return [
+    '## W15: hibernated sessions',
+    '',
+    'One process of its own: every session runs the W9 step once through a `SessionPool` of ' +
+      '`maxLive` executors over a `MemoryStore({ compress: true })`, eight steps in flight; RSS is ' +
+      'read with all of them held (after GC). Then, one at a time, a W9 step on a hibernated ' +
+      'session (the oldest ones: the pool restores it, and hibernates the least recently used ' +
+      'to make room) alternates with one on a live session (stepped `maxLive` / 4 rounds before). ' +
+      'A miss splits into hibernating the other session (snapshot, compress, store, cleanup), ' +
+      'reading the store (inflate), and restoring (`SESExecutor.restore`, which replays the ' +
+      "session's journal, and `sendTools`); the rest of the step is the W9 step itself.",
+    '',
+    table(
+      ['peer', 'sessions', 'live', 'RSS before', 'RSS held', 'store / session', 'snapshot / session', 'fill', 'hibernated step p50 / p95 / p99', 'live step p50 / p99', 'miss: hibernate + read + restore'],
+      measured.map((p) => {
+        const w = p.workloads.W15
+        return [
+          p.peer.id,
+          num(w.sessions),
+          num(w.maxLive),
+          quantity(w.startMiB, 'MiB'),
+          quantity(w.heldMiB, 'MiB'),
+          `${num(w.storeBytesPerSession)} B`,
+          `${num(w.snapshotBytesPerSession)} B`,
+          quantity(w.fillMs, 'ms'),
+          `${quantity(w.median, 'ms')} / ${quantity(w.p95, 'ms')} / ${quantity(w.p99, 'ms')}`,
+          `${quantity(w.live.median, 'ms')} / ${quantity(w.live.p99, 'ms')}`,
+          `${quantity(w.miss.evictMs, 'ms')} + ${quantity(w.miss.loadMs, 'ms')} + ${quantity(w.miss.restoreMs, 'ms')}`,
+        ]
+      }),
     ),
     '',
   ]
@@ -411,6 +471,8 @@ export function render(results) {
     ),
   )
   lines.push('')
+
+  lines.push(...w15Section(peers))
 
   lines.push('## W5 guard overhead')
   lines.push('')
