@@ -14,7 +14,9 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { afterEach, describe, expect, it } from 'vitest'
 
 import type * as Entry from '../index'
-import { ExecutorError, pauseRun, rejectionOf } from './helpers'
+import fc from 'fast-check'
+
+import { ExecutorError, enginePoolStats, pauseRun, rejectionOf } from './helpers'
 
 const require = createRequire(import.meta.url)
 const { SessionPool, MemoryStore, FileStore, SessionError } = require('../index.js') as typeof Entry
@@ -107,6 +109,30 @@ describe('hibernation', () => {
     // Each waits inside a tool until the other has called it: both runs are in flight at once.
     const met = await Promise.all(['x', 'y'].map((id) => sessions.run(id, 'await meet()')))
     expect(met.map((out) => out.output)).toEqual([2, 2])
+  })
+
+  it('under concurrent operations on many sessions, each sees its own in call order, and no more than maxLive runtimes ever exist', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.nat({ max: 11 }), { minLength: 40, maxLength: 120 }), fc.integer({ min: 1, max: 4 }), async (order, maxLive) => {
+        const sessions = pool({ maxLive, store: new MemoryStore({ compress: true }), tools: { later: async (x: number) => x } })
+        let most = 0
+        const watch = setInterval(() => (most = Math.max(most, enginePoolStats().engines)), 0)
+        try {
+          const outputs = await Promise.all(
+            order.map((id) => sessions.run(`s${id}`, 'var n = (typeof n === "undefined" ? 0 : n) + 1; await later(n)').then((out) => [id, out.output] as const)),
+          )
+          const seen = new Map<number, unknown[]>()
+          for (const [id, n] of outputs) seen.set(id, [...(seen.get(id) ?? []), n])
+          for (const [id, ns] of seen) expect(ns, `session s${id}`).toEqual(ns.map((_, i) => i + 1))
+          expect(sessions.stats().live).toBeLessThanOrEqual(maxLive)
+        } finally {
+          clearInterval(watch)
+          await sessions.close()
+        }
+        expect(most).toBeLessThanOrEqual(maxLive)
+      }),
+      { numRuns: 6 },
+    )
   })
 
   it('an operation that needs a place waits until a session is idle, and never more than maxLive are live', async () => {

@@ -113,8 +113,9 @@ class SessionPool {
    * own rules (the BullMQ worker is one): `fn(executor, session)` runs once the session's earlier
    * operations are done and its executor is live, and no other operation of the session starts
    * until `fn`'s promise settles. `session.generation` is the store generation the live state
-   * grew from; `session.save()` saves it now; `session.saved(generation)` tells the pool the
-   * caller saved it itself; `session.discard()` throws the live state away when `fn` ends.
+   * grew from; `session.save()` saves it now and `session.saved(generation)` tells the pool the
+   * caller saved it itself (either as the last use of the executor: the pool then takes the live
+   * state as saved); `session.discard()` throws the live state away when `fn` ends.
    * With `options.generation`, a live state that grew from another generation is thrown away
    * and the session restored from the store first. Do not keep `executor` past `fn`.
    */
@@ -227,13 +228,13 @@ class SessionPool {
     }
     if (this.#closed) return Promise.reject(closedError())
     const tracer = tracerOf(this.#tracer)
-    const body = (span) => this.#exclusive(sessionId, () => this.#inside(kind, sessionId, fn, generation, span))
+    const body = (span) => this.#exclusive(sessionId, () => this.#inside(sessionId, fn, generation, span))
     if (tracer === undefined) return body(undefined)
     return tracedSection(tracer, `ses_session_pool.${kind}`, { 'session.id': sessionId }, body)
   }
 
   /** One operation, with the session's lock held. */
-  async #inside(kind, sessionId, fn, generation, span) {
+  async #inside(sessionId, fn, generation, span) {
     if (this.#closed && !this.#live.has(sessionId)) throw closedError()
     let live = this.#live.get(sessionId)
     if (live !== undefined && generation !== undefined && live.generation !== generation) {
