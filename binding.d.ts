@@ -160,6 +160,139 @@ export interface SmolagentsTool {
   forward(args: Record<string, unknown>): unknown
 }
 
+// Generated from the option declarations in src/options/mod.rs by `cargo test --lib
+// options`; UPDATE_GENERATED=1 rewrites it.
+/** Options of §3.1 plus the resource limits (all optional). */
+export interface ExecutorOptions {
+  /**
+   * Loop iterations a run may make before `ERR_MAX_OPS_EXCEEDED`.
+   *
+   * Default: `50000`. Accepts: integer ≥ 1.
+   */
+  maxOperations?: number
+  /**
+   * Wall-clock budget of a run in milliseconds.
+   *
+   * Default: `10000`. Accepts: integer ≥ 1.
+   */
+  timeoutMs?: number
+  /**
+   * What a `run()` does while another runs: refuse it, or queue it.
+   *
+   * Default: `"reject"`. Accepts: "reject" or "queue".
+   */
+  runConcurrency?: "reject" | "queue"
+  /**
+   * Queue capacity when `runConcurrency` is `"queue"`.
+   *
+   * Default: `0`. Accepts: integer ≥ 0.
+   */
+  maxQueuedRuns?: number
+  /**
+   * Module names `import()` may load.
+   *
+   * Default: `[]`. Accepts: non-empty module names.
+   */
+  authorizedImports?: Array<string>
+  /**
+   * Budget of a run's `logs` in bytes; later output is cut and marked `...[TRUNCATED]`
+   * (below 16384 `validateCode` gives the INFO `log_budget_too_small`).
+   *
+   * Default: `262144 (256 KiB)`. Accepts: integer ≥ 1024.
+   */
+  maxLogBytes?: number
+  /**
+   * Console levels collected into `logs`.
+   *
+   * Default: `["log", "info", "warn", "error"]`. Accepts: any of "log", "info", "warn" and "error".
+   */
+  collectConsoleLevels?: Array<"log" | "info" | "warn" | "error">
+  /**
+   * Heap limit of the executor's QuickJS runtime in bytes.
+   *
+   * Default: `268435456 (256 MiB)`. Accepts: integer ≥ 65536.
+   */
+  memoryLimitBytes?: number
+  /**
+   * Stack limit of the executor's QuickJS runtime in bytes, at most the stack every
+   * engine thread has for QuickJS.
+   *
+   * Default: `1048576 (1 MiB)`. Accepts: integer 16384–16777216.
+   */
+  maxStackBytes?: number
+  /**
+   * The most bytes one value may take when it crosses between the host and the sandbox (an
+   * output, a final answer, a tool's argument or result, a variable), counted as 8 bytes per
+   * value plus its text and buffer bytes. A larger one is never cut: the copy fails with an
+   * error naming the limit and the size.
+   *
+   * Default: `67108864 (64 MiB)`. Accepts: integer ≥ 1024.
+   */
+  maxValueBytes?: number
+  /**
+   * The largest width or height of a sandbox canvas in pixels; `getCanvas` and
+   * `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count against
+   * `memoryLimitBytes`.
+   *
+   * Default: `8192`. Accepts: integer 1–32768.
+   */
+  maxCanvasSize?: number
+  /**
+   * Gives the sandbox `setTimeout`, `clearTimeout`, `setInterval` and `clearInterval`
+   * (spec §5.2 injects no timers: without this option, code using them gets a
+   * `forbidden_global_access` warning and a `ReferenceError`). They run on the executor's own
+   * clock, never past the run's deadline; a run waiting for a timer holds no engine thread;
+   * the run waits for the Promise its code returns (not for timers), and timers still pending
+   * when it ends are cancelled (`stats.timersCancelled`). A delay below 1 ms or above
+   * 2147483647 ms is 1 ms (as in Node); at most 10000 timers are pending at once.
+   *
+   * Default: `false`.
+   */
+  timers?: boolean
+  /**
+   * Record every run's events in `CodeOutput.trace` (and `ExecutorError.trace`): its start
+   * and end, each tool call with its arguments and result, `final_answer`, console entries
+   * (`run(code, { trace })` decides per run).
+   *
+   * Default: `false`.
+   */
+  trace?: boolean
+  /**
+   * Budget of one run's trace in bytes (approximate, values included). A call or result
+   * whose values do not fit is kept without them (`truncated: true`); an event that does
+   * not fit at all is dropped and counted in the run's `run_end.droppedEvents`. `run_end`
+   * is always kept.
+   *
+   * Default: `1048576 (1 MiB)`. Accepts: integer ≥ 1024.
+   */
+  maxTraceBytes?: number
+  /**
+   * Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
+   * text (run inside the sandbox, under the same guards), or an object whose functions become
+   * exports that call the host like tools and whose other values are copied.
+   */
+  modules?: Record<string, string | Record<string, unknown>>
+  /**
+   * Called with each log entry while the run goes on (§10.2), in call order and before the
+   * run's promise settles; what it throws is ignored.
+   */
+  onLog?: (entry: LogEntry) => void
+  /**
+   * Called with each trace event of every run as it happens, in order and before the run's
+   * promise settles (the same events `trace` records, under the same budget); what it throws
+   * is ignored. Does not by itself fill `CodeOutput.trace`.
+   */
+  onEvent?: (event: TraceEvent) => void
+  /**
+   * An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
+   * a span, each tool call a child span (`execute_tool {name}`). Without it, the global
+   * tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
+   * package's JS entry (`lib/tracing.cjs`).
+   */
+  tracer?: SpanTracer
+}
+// End of the generated ExecutorOptions.
+
 /**
  * Options of `validateCode` and `prepareProgram`: the executor's options, plus the names of the
  * tools the code will run with (for `tool_name_shadowing`; `run()` knows its own tools).
@@ -394,95 +527,6 @@ export interface EnginePoolStats {
    * `cleanup()` (or until a forgotten executor is garbage-collected).
    */
   engines: number
-}
-
-/** Options of §3.1 plus the resource limits of DESIGN.md (all optional). */
-export interface ExecutorOptions {
-  /** Loop iterations a run may make before `ERR_MAX_OPS_EXCEEDED` (default 50000, min 1). */
-  maxOperations?: number
-  /** Wall-clock budget of a run in milliseconds (default 10000, min 1). */
-  timeoutMs?: number
-  /** What a `run()` does while another runs (default `"reject"`). */
-  runConcurrency?: "reject" | "queue"
-  /** Queue capacity when `runConcurrency` is `"queue"` (default 0). */
-  maxQueuedRuns?: number
-  /** Module names `import()` may load (default none). */
-  authorizedImports?: Array<string>
-  /**
-   * Budget of a run's `logs` in bytes; later output is cut and marked `...[TRUNCATED]`
-   * (default 262144, min 1024; below 16384 `validateCode` gives the INFO
-   * `log_budget_too_small`).
-   */
-  maxLogBytes?: number
-  /** Console levels collected into `logs` (default all four). */
-  collectConsoleLevels?: Array<"log" | "info" | "warn" | "error">
-  /** Heap limit of the executor's QuickJS runtime in bytes (default 256 MiB). */
-  memoryLimitBytes?: number
-  /**
-   * Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB, at most 16 MiB:
-   * the stack every engine thread has for QuickJS).
-   */
-  maxStackBytes?: number
-  /**
-   * The most bytes one value may take when it crosses between the host and the sandbox (an
-   * output, a final answer, a tool's argument or result, a variable), counted as 8 bytes per
-   * value plus its text and buffer bytes (default 64 MiB, min 1024). A larger one is never
-   * cut: the copy fails with an error naming the limit and the size.
-   */
-  maxValueBytes?: number
-  /**
-   * The largest width or height of a sandbox canvas in pixels (default 8192, at most 32768);
-   * `getCanvas` and `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count
-   * against `memoryLimitBytes`.
-   */
-  maxCanvasSize?: number
-  /**
-   * Gives the sandbox `setTimeout`, `clearTimeout`, `setInterval` and `clearInterval`
-   * (default `false`: spec §5.2 injects no timers, and code using them gets a
-   * `forbidden_global_access` warning and a `ReferenceError`). They run on the executor's own
-   * clock, never past the run's deadline; a run waiting for a timer holds no engine thread;
-   * the run waits for the Promise its code returns (not for timers), and timers still pending
-   * when it ends are cancelled (`stats.timersCancelled`). A delay below 1 ms or above
-   * 2147483647 ms is 1 ms (as in Node); at most 10000 timers are pending at once.
-   */
-  timers?: boolean
-  /**
-   * Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
-   * text (run inside the sandbox, under the same guards), or an object whose functions become
-   * exports that call the host like tools and whose other values are copied.
-   */
-  modules?: Record<string, string | Record<string, unknown>>
-  /**
-   * Called with each log entry while the run goes on (§10.2), in call order and before the
-   * run's promise settles; what it throws is ignored.
-   */
-  onLog?: (entry: LogEntry) => void
-  /**
-   * Record every run's events in `CodeOutput.trace` (and `ExecutorError.trace`): its start
-   * and end, each tool call with its arguments and result, `final_answer`, console entries
-   * (default `false`; `run(code, { trace })` decides per run).
-   */
-  trace?: boolean
-  /**
-   * Budget of one run's trace in bytes (approximate, values included; default 1048576, min
-   * 1024). A call or result whose values do not fit is kept without them (`truncated:
-   * true`); an event that does not fit at all is dropped and counted in the run's
-   * `run_end.droppedEvents`. `run_end` is always kept.
-   */
-  maxTraceBytes?: number
-  /**
-   * Called with each trace event of every run as it happens, in order and before the run's
-   * promise settles (the same events `trace` records, under the same budget); what it throws
-   * is ignored. Does not by itself fill `CodeOutput.trace`.
-   */
-  onEvent?: (event: TraceEvent) => void
-  /**
-   * An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
-   * a span, each tool call a child span (`execute_tool {name}`). Without it, the global
-   * tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
-   * package's JS entry (`lib/tracing.cjs`).
-   */
-  tracer?: SpanTracer
 }
 
 /** One console call of a run (§3.1 `LogEntry`). */

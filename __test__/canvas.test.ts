@@ -1,4 +1,4 @@
-// Issue 17 part 1: Canvas 2D in the sandbox, PNG out (`CodeOutput.images`), under the
+// Canvas 2D in the sandbox, PNG out (`CodeOutput.images`), under the
 // executor's memory and time limits. Pixels are read back from the PNG the host receives.
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'

@@ -1,4 +1,4 @@
-// Issue 7 point 3: the `ses-exec` command, run as a child process exactly as a user runs it.
+// The `ses-exec` command, run as a child process exactly as a user runs it.
 import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

@@ -1,4 +1,4 @@
-// Issue 11 point 8: codeAgentSetup gives smolagents-ts's CodeAgent an executor that already has
+// `codeAgentSetup` gives smolagents-ts's CodeAgent an executor that already has
 // the tools (CodeAgent itself only ever calls sendTools({}, pythonToolsMap)) and the §14 prompt
 // with JavaScript signatures. The whole CodeAgent loop runs in readme.test.ts (swap-in); this
 // file pins each part.

@@ -1,4 +1,4 @@
-// Issue 11 point 8: the swap-in compiles for TypeScript users. `tsc -p __test__/tsconfig.json`
+// The swap-in compiles for TypeScript users. `tsc -p __test__/tsconfig.json`
 // checks this file against ./types/smolagents-ts.d.ts, a mirror of CodeAgent's config whose
 // `executor` is the nominal PyodideExecutor class.
 import { CodeAgent, type Model, type PyodideExecutor, type Tool } from 'smolagents-ts'

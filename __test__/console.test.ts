@@ -1,4 +1,4 @@
-// Spec §7.3 (console capture), DESIGN.md "Logs": Node's util.inspect formatting, levels,
+// Spec §7.3 (console capture), docs/contract.md "Logs": Node's util.inspect formatting, levels,
 // maxLogBytes truncation, logs per run.
 import { inspect, format } from 'node:util'
 

@@ -1,4 +1,4 @@
-// Issue 7 point 5: the package loads by name from CommonJS and from ES modules, in a plain Node
+// The package loads by name from CommonJS and from ES modules, in a plain Node
 // process (no test-runner transform), with the same exports either way.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'

@@ -1,4 +1,4 @@
-// Spec §8 (error model), §9.3 / §9.5, CF-08, CF-09; DESIGN.md "Errors".
+// Spec §8 (error model), §9.3 / §9.5, CF-08, CF-09; docs/contract.md "Errors".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { ExecutorError, SESExecutor, rejectionOf, thrownBy } from './helpers'
@@ -131,7 +131,7 @@ describe('every ExecutorError field (§3.1, §8.1, §8.2)', () => {
   })
 })
 
-describe('runtime errors name the user’s own line (DESIGN.md "Errors")', () => {
+describe('runtime errors name the user’s own line (docs/contract.md "Errors")', () => {
   it('points at the line in the original code, not the rewritten one', async () => {
     const code = ['const items = [1, 2, 3];', 'for (const i of items) {', '  if (i === 2) {', '    i.toFixed.call(null);', '  }', '}'].join('\n')
     const error = await rejectionOf(executor.run(code))

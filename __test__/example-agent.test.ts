@@ -1,4 +1,4 @@
-// Issue 7 point 2: the end-to-end agent example, driven by its scripted model.
+// The end-to-end agent example, driven by its scripted model.
 import { readFile } from 'node:fs/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'

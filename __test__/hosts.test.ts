@@ -1,4 +1,4 @@
-// Hosts (issue 5): the addon loaded in several Node environments at once (worker_threads and the
+// Hosts: the addon loaded in several Node environments at once (worker_threads and the
 // main thread, each with executors in use), and processes that end with executors still alive —
 // idle, DIRTY, or in the middle of a run — exit promptly and cleanly.
 import { spawnSync } from 'node:child_process'

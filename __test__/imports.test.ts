@@ -1,4 +1,4 @@
-// Spec §5.3 (import policy), CF-05, CF-06; DESIGN.md "Imports" (the module registry).
+// Spec §5.3 (import policy), CF-05, CF-06; docs/contract.md "Imports" (the module registry).
 import { describe, expect, it } from 'vitest'
 
 import { SESExecutor, rejectionOf } from './helpers'

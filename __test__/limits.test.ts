@@ -1,4 +1,4 @@
-// Resource limits (DESIGN.md "Defaults beyond the spec": memoryLimitBytes, maxStackBytes).
+// Resource limits (docs/contract.md "Defaults beyond the spec": memoryLimitBytes, maxStackBytes).
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
@@ -72,7 +72,7 @@ describe('maxStackBytes', () => {
     expect(thrownBy(() => new SESExecutor({ maxStackBytes: 1.5 })).code).toBe('ERR_VALIDATION_FAILED')
   })
 
-  // Issue 12, class 2: maxStackBytes above what the engine thread has (512 MiB) was accepted, and
+  // Option values: maxStackBytes above what the engine thread has (512 MiB) was accepted, and
   // deep recursion then killed Node with SIGSEGV.
   it('no value can promise more stack than an engine thread has: 0, 1, huge and 512 MiB are refused with options_valid', async () => {
     for (const bad of [0, 1, 16 * 1024 - 1, MAX_STACK_BYTES + 1, 512 * 1024 * 1024, 2 ** 53, Number.MAX_VALUE]) {

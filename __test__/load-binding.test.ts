@@ -1,4 +1,4 @@
-// Issue 11 point 3: where no native addon loads, requiring the package fails with an error that
+// Where no native addon loads, requiring the package fails with an error that
 // names the platform triple, every candidate the generated loader tried, why a binary that exists
 // did not load, and the one command that builds from source. Each case is a copy of the
 // package's JavaScript (index.js, binding.js, lib/) without the binary, loaded by a plain Node.

@@ -1,4 +1,4 @@
-// Spec §10.2 optional extensions, issue 7 point 4 and 5: structured `logEntries`, per-run
+// Spec §10.2 optional extensions: structured `logEntries`, per-run
 // `stats`, streaming `onLog`, `run(code, { signal })` and `Symbol.asyncDispose`.
 import { afterEach, describe, expect, it } from 'vitest'
 

@@ -1,4 +1,4 @@
-// Issue 17 part 3: without a `tracer` option, runs report to the global tracer of
+// Without a `tracer` option, runs report to the global tracer of
 // `@opentelemetry/api` once an SDK is registered (process-wide state, hence a file of its own).
 import { trace } from '@opentelemetry/api'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'

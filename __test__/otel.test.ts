@@ -1,4 +1,4 @@
-// Issue 17 part 3: OpenTelemetry spans, checked with the SDK's in-memory exporter. Each run is a
+// OpenTelemetry spans, checked with the SDK's in-memory exporter. Each run is a
 // span and each tool call a child span, with the GenAI semantic-convention attributes and the
 // executor's own (`ses.*`). The global tracer has its own file (otel-global.test.ts): it is
 // process-wide state.

@@ -1,4 +1,4 @@
-// Issue 11 points 1 and 4: the release layout stays in step with package.json's napi.targets:
+// The release layout stays in step with package.json's napi.targets:
 // every target has a build row and a test row in the GitHub workflow and an npm/ package, and the
 // npm/ packages are exactly what napi-rs's CLI generates for them (names, os/cpu/libc, binary,
 // version), so that nothing in them is edited by hand or left behind.

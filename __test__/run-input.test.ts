@@ -1,4 +1,4 @@
-// Issue 17 part 4: `run(code, { input })` binds a copy of `input` as the global `input` for that
+// `run(code, { input })` binds a copy of `input` as the global `input` for that
 // run only (README "Run input").
 import { describe, expect, it } from 'vitest'
 

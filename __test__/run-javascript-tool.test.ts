@@ -1,4 +1,4 @@
-// Issue 17 part 5: `createRunJavaScriptTool`, an executor offered to a model as the
+// `createRunJavaScriptTool`, an executor offered to a model as the
 // function-calling tool `run_javascript`. The definition is checked against JSON Schema (ajv,
 // strict mode), and the tool is driven by a scripted tool-calling loop as a model API drives it:
 // arguments arrive as JSON text, results go back as the tool message's JSON content.

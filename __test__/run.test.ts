@@ -1,4 +1,4 @@
-// Spec §2.2 / §7.2 (the run pipeline), §5.4 (final_answer), DESIGN.md "Wrapper", "Output",
+// Spec §2.2 / §7.2 (the run pipeline), §5.4 (final_answer), docs/contract.md "Output",
 // "Persistence" and "TypeScript-annotated agent code".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -71,7 +71,7 @@ describe('top-level return and await (the async wrapper)', () => {
   })
 })
 
-describe('results that are Promises are awaited (DESIGN.md "Output")', () => {
+describe('results that are Promises are awaited (docs/contract.md "Output")', () => {
   it('a returned Promise gives its value', async () => {
     expect(await output('return new Promise((r) => r("done"))')).toBe('done')
   })
@@ -134,7 +134,7 @@ describe('final_answer (§5.4)', () => {
   })
 })
 
-describe('persistence across runs (DESIGN.md "Persistence")', () => {
+describe('persistence across runs (docs/contract.md "Persistence")', () => {
   it('const x = 1 in one run, x + 1 in the next gives 2', async () => {
     await run('const x = 1')
     expect(await output('x + 1')).toBe(2)
@@ -163,7 +163,7 @@ describe('persistence across runs (DESIGN.md "Persistence")', () => {
     expect(await output('fixed')).toBe(1)
   })
 
-  it('a const assignment throws in every form, in this run and later ones (issue 13)', async () => {
+  it('a const assignment throws in every form, in this run and later ones', async () => {
     for (const code of ['const cx = 1; cx = 2; cx', 'const cy = 1; [cy] = [5]', 'const cz = 1; cz++']) {
       const error = await rejectionOf(run(code))
       expect(error.message, code).toMatch(/TypeError: '(cx|cy|cz)' is read-only/)

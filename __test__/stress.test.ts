@@ -1,4 +1,4 @@
-// Stress (issue 5): 100 executors × 100 runs at once on a 2-core machine, with overlapping async
+// Stress: 100 executors × 100 runs at once on a 2-core machine, with overlapping async
 // tool calls settling in random order, each result checked against its own inputs — no
 // cross-talk between executors, runs, tool calls or logs — on no more engine threads than the
 // pool's size, and every runtime freed after.

@@ -1,4 +1,4 @@
-// Issue 17 part 4: `timers: true` gives the sandbox setTimeout/setInterval and their clear*,
+// `timers: true` gives the sandbox setTimeout/setInterval and their clear*,
 // driven by the engine's own clock under the run's deadline, without holding an engine thread
 // while a run sleeps (README "Timers"). Spec §5.2: off by default.
 import { describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-// Spec §7.4 (tool invocation), §5.2 (endowments), CF-07; DESIGN.md "Tools", "Tool failures".
+// Spec §7.4 (tool invocation), §5.2 (endowments), CF-07; docs/contract.md "Tools", "Tool failures".
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { contractOf, rejectionOf, SESExecutor } from './helpers'

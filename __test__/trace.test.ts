@@ -1,4 +1,4 @@
-// Issue 17 part 2: the execution trace of a run (`CodeOutput.trace`, `ExecutorError.trace`), its
+// The execution trace of a run (`CodeOutput.trace`, `ExecutorError.trace`), its
 // budget (`maxTraceBytes`), and `onEvent`, which streams the same events as they happen.
 import { describe, expect, it } from 'vitest'
 
@@ -34,7 +34,7 @@ async function agentExecutor(options?: ConstructorParameters<typeof SESExecutor>
   return ex
 }
 
-describe('CodeOutput.trace (issue 17: the context graph of one run)', () => {
+describe('CodeOutput.trace (the context graph of one run)', () => {
   it('records the run, each tool call with copied arguments and its result, console entries, final_answer, in order', async () => {
     const ex = await agentExecutor()
     const before = Date.now()

@@ -114,13 +114,13 @@ async function extensions() {
 }
 void extensions
 
-// Issue 17: canvases drawn during a run come back as PNG images.
+// Canvases drawn during a run come back as PNG images.
 assertType<Equals<CodeOutput['images'], CanvasImage[]>>()
 assertType<Equals<CanvasImage['mimeType'], 'image/png'>>()
 assertType<Equals<CanvasImage['data'], Uint8Array>>()
 assertType<Equals<ExecutorOptions['maxCanvasSize'], number | undefined>>()
 
-// Issue 17: the trace of a run, streamed events, and OpenTelemetry's own Tracer as `tracer`.
+// The trace of a run, streamed events, and OpenTelemetry's own Tracer as `tracer`.
 assertType<Equals<CodeOutput['trace'], TraceEvent[] | undefined>>()
 assertType<Equals<ExecutorError['trace'], TraceEvent[] | undefined>>()
 assertType<Equals<RunOptions['trace'], boolean | undefined>>()
@@ -142,7 +142,7 @@ const [first]: readonly [string, string, string, string] = CODE_AGENT_EXAMPLES
 const signatures: string = renderToolsPrompt({ add: (a: number, b: number) => a + b })
 void [prompt, first, signatures]
 
-// Issue 17 parts 4-5: run input, timers, and the run_javascript tool.
+// Run input, timers, and the run_javascript tool.
 assertType<Equals<RunOptions['input'], unknown>>()
 assertType<Equals<ExecutorOptions['timers'], boolean | undefined>>()
 assertType<Equals<RunStats['timersCancelled'], number | undefined>>()

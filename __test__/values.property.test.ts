@@ -1,4 +1,4 @@
-// Property test of the one structured-clone walk (DESIGN.md "Values across the boundary",
+// Property test of the one structured-clone walk (docs/contract.md "Values across the boundary",
 // src/value/walk/mod.rs): for generated values, the round trip host → sandbox → host gives what
 // Node's own `structuredClone` gives: the same types, holes, -0 and NaN, BigInts, byte
 // contents, typed-array views over shared buffers, and the same graph of shared references and

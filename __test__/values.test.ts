@@ -1,4 +1,4 @@
-// Values across the boundary (DESIGN.md "Values across the boundary"): structured-clone
+// Values across the boundary (docs/contract.md "Values across the boundary"): structured-clone
 // semantics in both directions. Each type makes the round trip host → sandbox (sendVariables)
 // → host (run output), and the sandbox checks what it received.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-// Issue 7 point 2: the example's file tools run on the host with model-written arguments, so
+// The example's file tools run on the host with model-written arguments, so
 // each is checked for staying inside its workspace.
 import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'

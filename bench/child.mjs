@@ -230,7 +230,7 @@ const workloads = {
   },
 
   async W11() {
-    // Many live executors in one process (issue 16): memory, OS threads, creation time, every
+    // Many live executors in one process: memory, OS threads, creation time, every
     // one still able to run, and what is left 15 s after all are disposed. A peer whose
     // instances take megabytes each runs fewer (peer.w11Executors; the count is reported).
     const count = quick ? 20 : Math.min(peer.w11Executors ?? W11_EXECUTORS, W11_EXECUTORS)

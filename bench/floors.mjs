@@ -1,6 +1,6 @@
 // What this machine gives any design that runs guest code off Node's thread, measured with
-// Node's own primitives and no sandbox at all (issue 15: a target that is not met needs the
-// measured reason it cannot go lower). `npm run bench` runs it in a child process of its own,
+// Node's own primitives and no sandbox at all (a target that is not met needs the measured
+// reason it cannot go lower). `npm run bench` runs it in a child process of its own,
 // after the peers, and renders it beside W3, W4 and W6.
 //
 //   node bench/floors.mjs <out.json> [--quick]

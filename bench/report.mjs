@@ -156,7 +156,7 @@ function targets(results) {
       verdict(ok),
     ])
   }
-  // Issue 16.
+  // Many live executors (W7, W11, W12).
   {
     const w7 = usable(ours, 'W7') ? median(ours, 'W7') : null
     const best = bestIsolating(peers, 'W7')
@@ -204,7 +204,7 @@ function targets(results) {
       verdict(ok),
     ])
   }
-  // Issue 15: the stricter per-step targets, with the machine's floor where one applies.
+  // The stricter per-step targets, with the machine's floor where one applies.
   const floors = results.floors?.skipped ? undefined : results.floors
   const strict = (label, w, ok, best, reference) => {
     rows.push([
@@ -215,12 +215,12 @@ function targets(results) {
     ])
   }
   const under = (limit) => (value) => value <= limit
-  strict('W1 ≤ 250 µs (issue 15)', 'W1', under(250), bestIsolating(peers, 'W1'))
+  strict('W1 ≤ 250 µs', 'W1', under(250), bestIsolating(peers, 'W1'))
   {
     // Below every isolating peer too: the best of them sets the limit when it is under 10 µs.
     const best = bestIsolating(peers, 'W2')
     strict(
-      'W2 ≤ 10 µs and below every isolating peer (issue 15)',
+      'W2 ≤ 10 µs and below every isolating peer',
       'W2',
       under(Math.min(10, best ? median(best, 'W2') : 10)),
       best,
@@ -228,14 +228,14 @@ function targets(results) {
     )
   }
   strict(
-    'W3 ≤ 8 µs/call (issue 15)',
+    'W3 ≤ 8 µs/call',
     'W3',
     under(8),
     bestIsolating(peers, 'W3'),
     floors && `a worker's async round trip through Node's event loop: ${num(floors.asyncCallUs)} µs`,
   )
   strict(
-    'W4 ≤ 3 µs/call (issue 15)',
+    'W4 ≤ 3 µs/call',
     'W4',
     under(3),
     bestIsolating(peers, 'W4'),
@@ -246,16 +246,16 @@ function targets(results) {
     const limit = Math.min(1, usable(ivm, 'W6') ? median(ivm, 'W6') : 1)
     const floor = ours?.workloads?.W6?.floorMs
     strict(
-      'W6 ≤ 1 ms and below isolated-vm (issue 15)',
+      'W6 ≤ 1 ms and below isolated-vm',
       'W6',
       under(limit),
       bestIsolating(peers, 'W6'),
       floor != null && `machine floor (a bare worker spinning, alternating with ours): ${num(floor)} ms`,
     )
   }
-  strict('W8 ≤ 0.5 ms (issue 15)', 'W8', under(0.5), bestIsolating(peers, 'W8'))
+  strict('W8 ≤ 0.5 ms', 'W8', under(0.5), bestIsolating(peers, 'W8'))
   strict(
-    'W9 ≤ half of quickjs-emscripten (issue 15)',
+    'W9 ≤ half of quickjs-emscripten',
     'W9',
     (value) => usable(qjs, 'W9') && value * 2 <= median(qjs, 'W9'),
     usable(qjs, 'W9') ? qjs : undefined,
@@ -421,7 +421,7 @@ export function render(results) {
 
   lines.push(...floorsSection(results.floors))
 
-  lines.push('## Targets (issues 6, 15 and 16): this package against the best isolating peer')
+  lines.push('## Targets: this package against the best isolating peer')
   lines.push('')
   lines.push(
     '"Isolating" peers keep a heap of their own and can stop synchronous guest code at a deadline ' +

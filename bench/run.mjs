@@ -45,8 +45,9 @@ const scratch = mkdtempSync(path.join(os.tmpdir(), 'ses-executor-bench-'))
 /**
  * Workloads that each get a fresh child process of their own: W11 reads the whole process's RSS
  * with 10,000 executors live, and what the earlier workloads left (V8's grown heap, allocator
- * arenas, W12's 1,000 executors not yet given back) would count as theirs (issue 16: "10,000
- * live executors in one process"); W15 reads it with 100,000 sessions held by one process.
+ * arenas, W12's 1,000 executors not yet given back) would count as theirs ("10,000 live
+ * executors in one process" is the target); W15 reads it with 100,000 sessions held by one
+ * process.
  */
 const SEPARATE = ['W11', 'W15']
 const peers = []

@@ -1,4 +1,4 @@
-// The guest code and host tools of W1..W10 (issue 6), shared by every peer so that each runs
+// The guest code and host tools of W1..W12, shared by every peer so that each runs
 // exactly the same program. JavaScript peers receive the same source strings; the Pyodide
 // executor receives the Python equivalents (it runs Python, not JavaScript).
 
@@ -16,7 +16,7 @@ export const W6_SPIN_MS = 500
 export const W6_REPEATS = 9
 /** W8's deadline. */
 export const W8_TIMEOUT_MS = 100
-/** Live executors of W11 (issue 16), and of W12. */
+/** Live executors of W11, and of W12. */
 export const W11_EXECUTORS = 10_000
 export const W12_EXECUTORS = 1_000
 /** How long after W11's cleanup its RSS is read again. */

@@ -1,6 +1,7 @@
-//! W5's guard overhead for `npm run bench` (bench/RESULTS.md): our engine runs the W5 loop as
-//! agent code with the loop guard (§6.3, QuickJS patch 0600) and without it, alternating, and
-//! prints JSON `{ n, samples, guardedMs, unguardedMs, overheadPct }` on stdout.
+//! The loop guard's overhead on the counting loop (W5 in bench/workloads.mjs) for `npm run bench`
+//! (bench/RESULTS.md): our engine runs that loop as agent code with the loop guard (§6.3, QuickJS
+//! patch 0600) and without it, alternating, and prints JSON `{ n, samples, guardedMs, unguardedMs,
+//! overheadPct }` on stdout.
 //!
 //! `cargo run --release --features bench-internals --example guard_overhead [-- --quick]`. Only
 //! the guard differs between the two series: both go through `Engine::run` (parse, rewrite,

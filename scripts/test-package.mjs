@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run test:package`: the user's path (issue 11). Packs the release tarballs
+// `npm run test:package`: the user's path. Packs the release tarballs
 // (`pack:release`), installs them with npm into a new project in the system's temp folder, where
 // nothing of this checkout is reachable, and uses the package from there as a user would: require
 // and import (and of `./workspace-tools`), a run with a sync and an async tool and

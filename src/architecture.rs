@@ -1,7 +1,20 @@
-//! The shape of the code that DESIGN.md ("Shape of the code") asks for, checked over `src/` on
-//! every `cargo test`: no import circles between files, no file over [`MAX_LINES`] lines (tests
-//! included), and each engine crate imported only by the layer that owns it (`rquickjs` under
-//! `engine/`, `napi` under `node/` and `lib.rs`, `oxc_*` under `program/`).
+//! The shape of the code that docs/contract.md ("Shape of the code") asks for, checked over
+//! `src/` on every `cargo test`:
+//!
+//! - no import circles between files, and no file over [`MAX_LINES`] lines (tests included);
+//! - each engine crate imported only by the layer that owns it ([`CRATE_HOMES`]: `rquickjs`
+//!   under `engine/`, its raw C API `qjs` under `engine/quickjs/`, `napi` under `node/` and
+//!   `lib.rs`, `oxc_*` under `program/`);
+//! - each layer imports only the layers below it ([`ALLOWED_IMPORTS`]). In particular the Node
+//!   layer reaches the engine only through the executor (`executor/`, which re-exports the few
+//!   engine types the napi layer needs) and the host port (`engine/host.rs`, the trait the napi
+//!   layer implements for tool calls and logs); the scheduler knows nothing of what it
+//!   schedules; the engine knows nothing of the executor or napi; the program layer knows
+//!   nothing of QuickJS;
+//! - one test layout ([`misplaced_tests`]): a file's own unit tests sit at its end in
+//!   `#[cfg(test)] mod tests { … }`; tests kept apart from the code sit inside the folder of the
+//!   module they test, in `tests.rs` beside its `mod.rs` (or, when one file is not enough, in
+//!   `tests/mod.rs` and files beside it). No `*_tests.rs` siblings.
 //!
 //! `cargo test --lib architecture -- --nocapture` prints the import graph it checked;
 //! `ARCHITECTURE_SRC=<dir>` checks another tree (e.g. an older checkout) the same way.
@@ -9,8 +22,8 @@
 //! The scan is lexical: comments, strings and character literals are blanked out, then every
 //! `use` declaration and every `crate::…` / `super::…` path is resolved to the file of the
 //! module it names. A module's own submodules are its parts, not its imports: an edge from a
-//! file to a file below it (`engine/mod.rs` calling `worker::spawn`) is not counted, so a child
-//! using its parent's types is no circle.
+//! file to a file below it (`engine/mod.rs` calling `run::worker::serve`) is not counted, so a
+//! child using its parent's types is no circle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -19,11 +32,49 @@ use std::path::{Path, PathBuf};
 const MAX_LINES: usize = 1_500;
 
 /// Which directories may import an engine crate (by path prefix under `src/`).
-const CRATE_HOMES: [(&str, &[&str]); 4] = [
+const CRATE_HOMES: [(&str, &[&str]); 5] = [
     ("rquickjs", &["engine/"]),
+    ("qjs", &["engine/quickjs/"]),
     ("napi", &["node/", "lib.rs"]),
     ("napi_derive", &["node/", "lib.rs"]),
     ("oxc_", &["program/"]),
+];
+
+/// Modules every layer may import: plain data and rules shared by all of them, which import
+/// nothing but each other.
+const SHARED: [&str; 10] = [
+    "canvas/",
+    "diagnostic.rs",
+    "error.rs",
+    "modules.rs",
+    "options/",
+    "session/",
+    "tool_args.rs",
+    "tools.rs",
+    "trace.rs",
+    "value/",
+];
+
+/// What each layer may import besides itself and [`SHARED`] (by path prefix under `src/`).
+/// `lib.rs` and this file are the only others.
+const ALLOWED_IMPORTS: [(&str, &[&str]); 6] = [
+    // The napi layer: the executor, the host port, the pool's size and waits, validation
+    // (`validate()` runs no engine) and the prompt.
+    (
+        "node/",
+        &[
+            "executor/",
+            "engine/host.rs",
+            "scheduler/",
+            "program/",
+            "prompt/",
+        ],
+    ),
+    ("executor/", &["engine/", "program/"]),
+    ("engine/", &["scheduler/", "program/"]),
+    ("prompt/", &["program/"]),
+    ("program/", &[]),
+    ("scheduler/", &[]),
 ];
 
 /// One source file: its module path (`["engine", "host"]`) and its text with comments and
@@ -491,6 +542,71 @@ fn misplaced_imports(files: &[SourceFile]) -> Vec<String> {
     found
 }
 
+/// Imports that cross a layer boundary the wrong way: `from -> to` for every edge of `graph`
+/// that [`ALLOWED_IMPORTS`] and [`SHARED`] do not allow.
+fn forbidden_imports(files: &[SourceFile], graph: &[BTreeSet<usize>]) -> Vec<String> {
+    let under = |path: &str, prefix: &str| path.starts_with(prefix);
+    let shared = |path: &str| SHARED.iter().any(|prefix| under(path, prefix));
+    let mut found = Vec::new();
+    for (file, targets) in files.iter().zip(graph) {
+        let from = file.relative.as_str();
+        let allowed: &[&str] = if shared(from) {
+            &[]
+        } else if let Some((_, allowed)) =
+            ALLOWED_IMPORTS.iter().find(|(layer, _)| under(from, layer))
+        {
+            allowed
+        } else {
+            // `lib.rs` and `architecture.rs` declare the layers.
+            continue;
+        };
+        let own = SHARED
+            .iter()
+            .chain(ALLOWED_IMPORTS.iter().map(|(layer, _)| layer))
+            .find(|prefix| under(from, prefix))
+            .copied()
+            .unwrap_or(from);
+        for &target in targets {
+            let to = files[target].relative.as_str();
+            let fine =
+                under(to, own) || shared(to) || allowed.iter().any(|prefix| under(to, prefix));
+            if !fine {
+                found.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    found
+}
+
+/// Test files outside the one layout (see the module documentation): a `*_tests.rs` file, or
+/// a `tests.rs` / `tests/` whose folder is not a module folder (has no `mod.rs`).
+fn misplaced_tests(root: &Path, files: &[SourceFile]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|file| {
+            let path = Path::new(&file.relative);
+            let name = path.file_stem().and_then(|n| n.to_str()).unwrap_or("");
+            let module_folder = |dir: &Path| root.join(dir).join("mod.rs").is_file();
+            if name.ends_with("_tests") {
+                return true;
+            }
+            let mut dirs = path.ancestors().skip(1);
+            if name == "tests" {
+                let dir = dirs.next().unwrap_or(Path::new(""));
+                return dir.file_name().is_some_and(|d| d == "tests")
+                    || !(module_folder(dir) || dir.as_os_str().is_empty());
+            }
+            // A file under a `tests/` folder: that folder has its `mod.rs`, and sits in a
+            // module folder.
+            dirs.find(|dir| dir.file_name().is_some_and(|d| d == "tests"))
+                .is_some_and(|tests| {
+                    !module_folder(tests) || !module_folder(tests.parent().unwrap_or(Path::new("")))
+                })
+        })
+        .map(|file| file.relative.clone())
+        .collect()
+}
+
 #[test]
 fn no_import_circles_between_files() {
     let files = load(&source_root());
@@ -534,6 +650,98 @@ fn engine_crates_are_imported_only_by_their_layer() {
     let misplaced = misplaced_imports(&files);
     println!("misplaced imports: {misplaced:?}");
     assert!(misplaced.is_empty(), "{misplaced:?}");
+}
+
+#[test]
+fn each_layer_imports_only_the_layers_below_it() {
+    let files = load(&source_root());
+    let graph = import_graph(&files);
+    let forbidden = forbidden_imports(&files, &graph);
+    println!("imports across a boundary: {forbidden:?}");
+    assert!(forbidden.is_empty(), "{forbidden:?}");
+}
+
+#[test]
+fn every_test_file_sits_in_the_module_it_tests() {
+    let root = source_root();
+    let misplaced = misplaced_tests(&root, &load(&root));
+    assert!(
+        misplaced.is_empty(),
+        "test files outside the layout: {misplaced:?}"
+    );
+}
+
+/// A throwaway source tree of `(path, text)` files.
+fn scratch_tree(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("architecture-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("scratch folder");
+        std::fs::write(path, text).expect("scratch file");
+    }
+    root
+}
+
+#[test]
+fn the_layer_rules_flag_the_node_layer_reaching_into_the_engine() {
+    let root = scratch_tree(
+        "layers",
+        &[
+            (
+                "lib.rs",
+                "mod engine; mod executor; mod node; mod scheduler; mod value;",
+            ),
+            ("value/mod.rs", "pub struct Value;"),
+            (
+                "engine/mod.rs",
+                "pub mod host; pub struct Engine; pub fn stats() {}",
+            ),
+            (
+                "engine/host.rs",
+                "use crate::value::Value; pub trait Host {}",
+            ),
+            ("executor/mod.rs", "use crate::engine::Engine;"),
+            ("scheduler/mod.rs", "use crate::engine::Engine;"),
+            ("node/mod.rs", "mod host; mod pool;"),
+            (
+                "node/host.rs",
+                "use crate::engine::host::Host; use crate::executor::Executor;",
+            ),
+            ("node/pool.rs", "fn f() { crate::engine::stats() }"),
+        ],
+    );
+    let files = load(&root);
+    let forbidden = forbidden_imports(&files, &import_graph(&files));
+    let _ = std::fs::remove_dir_all(&root);
+    assert_eq!(
+        forbidden,
+        [
+            "node/pool.rs -> engine/mod.rs",
+            "scheduler/mod.rs -> engine/mod.rs"
+        ]
+    );
+}
+
+#[test]
+fn the_test_layout_rule_flags_test_files_beside_what_they_test() {
+    let root = scratch_tree(
+        "tests",
+        &[
+            ("lib.rs", ""),
+            ("engine/mod.rs", ""),
+            ("engine/tests/mod.rs", ""),
+            ("engine/tests/deadline.rs", ""),
+            ("engine/oom_tests.rs", ""),
+            ("engine/run/worker.rs", ""),
+            ("engine/run/tests.rs", ""),
+            ("value/mod.rs", ""),
+            ("value/tests.rs", ""),
+        ],
+    );
+    let misplaced = misplaced_tests(&root, &load(&root));
+    let _ = std::fs::remove_dir_all(&root);
+    assert_eq!(misplaced, ["engine/oom_tests.rs", "engine/run/tests.rs"]);
 }
 
 #[test]

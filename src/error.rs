@@ -100,7 +100,7 @@ pub struct ExecutorError {
     /// Whether trying again can succeed: the code's column of §8.2, decided per failure for its
     /// "Depends" rows (a tool's own say; a run cut short by the executor's shutdown is not).
     pub retryable: bool,
-    /// The run's events up to its end, when the run was traced (issue 17).
+    /// The run's events up to its end, when the run was traced.
     pub trace: Option<Vec<crate::trace::TraceEvent>>,
 }
 

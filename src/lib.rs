@@ -1,8 +1,8 @@
 //! `@smolagents-ts/ses-executor`: a sandboxed JavaScript executor for smolagents-ts agents.
 //!
-//! Layers (DESIGN.md "Shape of the code"): `node` converts and forwards at the napi boundary;
-//! `executor` owns the lifecycle (§4) and maps failures to the spec's codes; `engine` owns the
-//! QuickJS thread; `program` validates and rewrites code with oxc. `error`, `diagnostic`,
+//! Layers (docs/contract.md "Shape of the code"): `node` converts and forwards at the napi
+//! boundary; `executor` owns the lifecycle (§4) and maps failures to the spec's codes; `engine`
+//! owns the QuickJS thread; `program` validates and rewrites code with oxc. `error`, `diagnostic`,
 //! `options` and `value` are shared by all of them.
 
 pub mod canvas;

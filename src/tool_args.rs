@@ -1,6 +1,6 @@
 //! The calling convention of smolagents tool objects (`{ name, inputs, forward(args) }`): their
 //! `forward` takes one object of named inputs, while agent code may call a tool either way,
-//! `t({ path, limit })` or `t(path, limit)` (DESIGN.md "Tools").
+//! `t({ path, limit })` or `t(path, limit)` (docs/contract.md "Tools").
 
 use crate::value::Value;
 

@@ -28,7 +28,7 @@ impl From<&str> for ToolSpec {
 }
 
 /// A tool's failure as the sandbox sees it: the error's name and message only, never the host's
-/// stack (DESIGN.md "Tool failures").
+/// stack (docs/contract.md "Tool failures").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolFailure {
     pub name: String,

@@ -1,4 +1,4 @@
-//! The execution trace of one run (issue 17, DESIGN.md "what a run did"): its start and end,
+//! The execution trace of one run (docs/contract.md "Where we go beyond SES"): its start and end,
 //! each tool call with its copied arguments and its result or error, `final_answer`, and the
 //! console entries it wrote (by their index in `logEntries`), each at a time relative to the
 //! run's start. The engine records the events as they happen ([`TraceBudget`] bounds what a run

@@ -1,5 +1,5 @@
-//! Allocation failures, swept the way SQLite tests its out-of-memory handling (issue 12, class
-//! 1): each representative operation — creating an executor, copying values into the sandbox
+//! Allocation failures, swept the way SQLite tests its out-of-memory handling: each
+//! representative operation — creating an executor, copying values into the sandbox
 //! (`sendVariables`, sync and async tool results), copying them out (tool arguments, outputs),
 //! and running programs — is repeated once for every allocation N it makes, with the N-th
 //! allocation refused (and, in the persistent sweeps, every later one too). Every repetition

@@ -1,5 +1,5 @@
 // Spec Appendix C (§13), the smoke test baseline as written there, shared by the Jest suites
-// that load the package from CommonJS and from ESM (issue 5: other test runners and hosts).
+// that load the package from CommonJS and from ESM (other test runners and hosts).
 const assert = require('node:assert/strict')
 
 /** Runs the three cases of Appendix C against `SESExecutor`. */

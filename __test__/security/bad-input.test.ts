@@ -1,4 +1,4 @@
-// Security suite, bad input (issue 5): every public method given the wrong types, code that is
+// Security suite, bad input: every public method given the wrong types, code that is
 // empty, huge, binary or ill-formed UTF-16, options out of range, exotic variables, and calls in
 // every state that does not allow them. Each must fail with its exact ExecutorError (or
 // diagnostic) and leave the executor in a known state that still works.

@@ -1,4 +1,4 @@
-// Security suite, deadlines (issue 12, class 3): every run settles by timeoutMs plus the
+// Security suite, deadlines: every run settles by timeoutMs plus the
 // documented grace (DEADLINE_GRACE, 500 ms), whatever built-in the code is in, and after
 // cleanup() no thread of ours uses CPU. The built-ins below looped in C without asking QuickJS's
 // interrupt handler, so these runs never settled (or only after seconds to minutes) and their
@@ -44,7 +44,7 @@ const sum = (n: number, term: (i: number) => string) => Array.from({ length: n }
 const atLimit = { code: 'ERR_RUNTIME_EXCEPTION', state: 'DIRTY', message: /out of memory/ } as const
 
 const cases: DeadlineCase[] = [
-  // The reproducers of issue 12.
+  // The reproducers that found these loops.
   { name: "Array(1e9).join('x') in a 2 GiB heap", code: "Array(1e9).join('x')", memoryLimitBytes: 2 * GiB, expected: timeout },
   { name: "Array(1e9).join('x') is refused at once where its separators cannot fit", code: "Array(1e9).join('x')", expected: atLimit },
   { name: "new Array(1e9) + '' in a 2 GiB heap", code: "new Array(1e9) + ''", memoryLimitBytes: 2 * GiB, expected: timeout },
@@ -93,7 +93,7 @@ const SETUP_TIMEOUT_MS = 3000
 
 describe('every run settles by timeoutMs plus the grace', () => {
   for (const c of cases) {
-    it(`${c.name} — issue 12`, async () => {
+    it(c.name, async () => {
       const timeoutMs = c.setup ? SETUP_TIMEOUT_MS : TIMEOUT_MS
       const executor = await SESExecutor.create({
         timeoutMs,
@@ -133,7 +133,7 @@ describe('after cleanup() no thread of ours uses CPU', () => {
     ['String.prototype.replaceAll with 2^26 matches', "'x'.repeat(2 ** 26).replaceAll('x', 'yy')"],
   ]
   for (const [name, code] of stuck) {
-    it(`${name} — issue 12`, () => {
+    it(name, () => {
       const result = spawnSync(process.execPath, [join(fixtures, 'cpu-after-cleanup.cjs'), code, String(TIMEOUT_MS)], {
         encoding: 'utf8',
         timeout: 30_000,

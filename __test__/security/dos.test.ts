@@ -1,4 +1,4 @@
-// Security suite, denial of service (issue 5): every limit of the host-bridge issue ends a
+// Security suite, denial of service: every limit of the host bridge ends a
 // hostile run with its own structured error, in the state §7.5/§7.6 give it, and the host goes
 // on. Memory bombs run with a generous timeout so that the heap limit, not the clock, ends them
 // even on a loaded machine; timeouts use code that allocates nothing.
@@ -31,7 +31,7 @@ const loopsAndClocks: AttackCase[] = [
     expected: { code: 'ERR_MAX_OPS_EXCEEDED', state: 'READY', details: { maxOperations: 1000 } },
   },
   {
-    // Found while profiling the guard (issue 6): inside `with`, the injected guard call
+    // Found while profiling the guard: inside `with`, the injected guard call
     // resolved through the Proxy, which answered with a no-op. Regression for
     // `with_statement_forbidden`.
     name: 'loop guard replaced through a with-statement Proxy — original',
@@ -139,7 +139,7 @@ const memoryAndSize: AttackCase[] = [
     expected: { code: 'ERR_RUNTIME_EXCEPTION', state: 'DIRTY', message: OUT_OF_MEMORY, details: { limit: 'memoryLimitBytes' } },
   },
   {
-    name: 'an output array of length 2^32 - 1 fails the run, naming the copy limit (issue 12: nothing lost silently) — original',
+    name: 'an output array of length 2^32 - 1 fails the run, naming the copy limit (nothing is lost silently) — original',
     code: 'const a = []; a.length = 2 ** 32 - 1; a',
     expected: {
       code: 'ERR_RUNTIME_EXCEPTION',
@@ -149,7 +149,7 @@ const memoryAndSize: AttackCase[] = [
     },
   },
   {
-    name: 'an output nested 100 000 levels deep fails the run at 1000 levels, naming the limit (issue 12) — original',
+    name: 'an output nested 100 000 levels deep fails the run at 1000 levels, naming the limit — original',
     code: 'let o = {}; for (let i = 0; i < 1e5; i++) o = { o }; o',
     options: { maxOperations: 1e6 },
     expected: {

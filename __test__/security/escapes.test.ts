@@ -1,4 +1,4 @@
-// Security suite, escapes (issue 5): published sandbox-escape techniques, rewritten for this
+// Security suite, escapes: published sandbox-escape techniques, rewritten for this
 // API, must leave the sandbox with nothing but its tools. Every payload's goal is the canary
 // file (read it, or overwrite it) through Node's `process`, `require` or `fs`.
 import { afterAll, describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-// Issue 12, class 5 (second half): the executor never reads or builds its own values through
+// Nothing lost silently, second half: the executor never reads or builds its own values through
 // what the guest can redefine. Agent code that replaces RegExp.prototype's getters, Map/Set
 // iteration, Date.prototype.getTime, a constructor, Map.prototype.set, or turns
 // Error.prototype.message into an accessor used to get inspect strings back instead of its
@@ -33,7 +33,7 @@ async function tampered() {
   return executor
 }
 
-describe('class 5: outputs after the guest rewired the built-ins — issue 12', () => {
+describe('class 5: outputs after the guest rewired the built-ins', () => {
   it('Map, Set, RegExp, Date and wrapped numbers come back as themselves, not inspect strings', async () => {
     const executor = await tampered()
     const { output } = await executor.run(
@@ -74,7 +74,7 @@ describe('class 5: outputs after the guest rewired the built-ins — issue 12', 
   })
 })
 
-describe('class 5: values built in the sandbox after the guest replaced constructors and methods — issue 12', () => {
+describe('class 5: values built in the sandbox after the guest replaced constructors and methods', () => {
   it('variables and tool results of every kind are built with the engine\'s own constructors; replaced ones never run', async () => {
     const executor = await SESExecutor.create()
     await executor.run(`
@@ -96,7 +96,7 @@ describe('class 5: values built in the sandbox after the guest replaced construc
   })
 })
 
-describe('class 5: tool failures after the guest made Error.prototype.message an accessor — issue 12', () => {
+describe('class 5: tool failures after the guest made Error.prototype.message an accessor', () => {
   const ACCESSOR = `
     Object.defineProperty(Error.prototype, 'message', { get() { return 'lied'; }, set(v) { throw new Error('setter ran'); }, configurable: true });
     Object.defineProperty(Error.prototype, 'name', { get() { return 'Lied'; }, set(v) { throw new Error('name setter ran'); }, configurable: true });

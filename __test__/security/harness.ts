@@ -1,4 +1,4 @@
-// The security suite's harness (issue 5): every case runs attack code and asserts the exact
+// The security suite's harness: every case runs attack code and asserts the exact
 // outcome — the output or the error code, the state afterwards, that the host process is alive
 // and unharmed, that a canary file outside the sandbox was neither read nor written, and that the
 // executor still works afterwards (or is DIRTY, and works again after cleanup() + init(), §7.5).

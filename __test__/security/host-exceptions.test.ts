@@ -1,4 +1,4 @@
-// Issue 12, class 4: the host never gets an uncaught exception or an unhandled rejection, and no
+// Host exceptions: the host never gets an uncaught exception or an unhandled rejection, and no
 // executor wedges, whatever host code hands the executor — a tool that throws or rejects with a
 // hostile value (Proxies whose traps throw, revoked Proxies, null-prototype objects, errors
 // whose name/message/stack getters throw, Symbols, BigInts), a hostile result, an onLog that
@@ -62,7 +62,7 @@ const thrownValues: [string, string][] = [
   ['a plain object', 'Error: {"error":"not found","status":404}'],
 ]
 
-describe('class 4: a tool that throws or rejects with a hostile value — issue 12', () => {
+describe('class 4: a tool that throws or rejects with a hostile value', () => {
   for (const [value, message] of thrownValues) {
     it(`a sync tool throwing ${value} is ERR_TOOL_PROXY_FAIL at the call's line; Node reports nothing`, () => {
       expect(scenario(`sync tool throws ${value}`).run).toEqual(toolFailure('boom', message, 1))
@@ -76,7 +76,7 @@ describe('class 4: a tool that throws or rejects with a hostile value — issue 
   }
 })
 
-describe('class 4: a tool that returns a hostile value — issue 12', () => {
+describe('class 4: a tool that returns a hostile value', () => {
   it('a Proxy whose traps throw, returned synchronously, is ERR_TOOL_PROXY_FAIL naming what threw', () => {
     expect(scenario('sync tool returns a Proxy whose traps throw').run).toMatchObject({
       code: 'ERR_TOOL_PROXY_FAIL',
@@ -125,7 +125,7 @@ describe('class 4: a tool that returns a hostile value — issue 12', () => {
   })
 })
 
-describe('class 4: onLog — issue 12', () => {
+describe('class 4: onLog', () => {
   it('an onLog that throws a Symbol for every entry changes nothing, and Node reports nothing', () => {
     expect(scenario('onLog throws a Symbol for every entry').run).toEqual({ output: 4, logs: '1\n2\n3' })
   })
@@ -137,7 +137,7 @@ describe('class 4: onLog — issue 12', () => {
   })
 })
 
-describe('class 4: run options and AbortSignals — issue 12', () => {
+describe('class 4: run options and AbortSignals', () => {
   const refused = (message: string) => ({
     code: 'ERR_VALIDATION_FAILED',
     message: `Code validation failed:\noptions_valid: ${message}`,
@@ -183,7 +183,7 @@ describe('class 4: run options and AbortSignals — issue 12', () => {
   })
 })
 
-describe('class 4: variables, tools and executor options read from host code — issue 12', () => {
+describe('class 4: variables, tools and executor options read from host code', () => {
   it('sendVariables with a throwing getter is ERR_VALIDATION_FAILED naming the variable', () => {
     expect(scenario('sendVariables with a throwing getter').sent).toMatchObject({
       code: 'ERR_VALIDATION_FAILED',
@@ -233,7 +233,7 @@ describe('class 4: variables, tools and executor options read from host code —
   })
 })
 
-describe('class 4: values no list anticipates — issue 12', () => {
+describe('class 4: values no list anticipates', () => {
   it('1000 fast-check hostile values (Proxies with throwing traps, errors with throwing getters, throwing conversions, anything) thrown, rejected, returned and resolved: each run ends as documented, Node reports nothing', () => {
     const result = scenario('random hostile values thrown, rejected, returned and resolved (fast-check)') as Result & { samples: number; problems: unknown[] }
     expect(result.problems).toEqual([])

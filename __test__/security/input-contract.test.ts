@@ -1,4 +1,4 @@
-// Issue 12, class 6: bad input accepted or explained badly. maxLogBytes below 1024 (spec §3.3);
+// Bad input accepted or explained badly. maxLogBytes below 1024 (spec §3.3);
 // `SESExecutor()` without `new`, which used to return normally (wrapping the global object); and
 // awaited async tool failures, which carried no line or column although the README promises
 // them (synchronous ones did).
@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 
 import { SESExecutor, rejectionOf, thrownBy, validateCode } from '../helpers'
 
-describe('class 6: SESExecutor is a class, and must be constructed with new — issue 12', () => {
+describe('class 6: SESExecutor is a class, and must be constructed with new', () => {
   const WITHOUT_NEW = "Class constructor SESExecutor cannot be invoked without 'new'"
 
   it('SESExecutor() throws a TypeError, as a class constructor does, and leaves the global object alone', () => {
@@ -46,7 +46,7 @@ describe('class 6: SESExecutor is a class, and must be constructed with new — 
   })
 })
 
-describe('class 6: maxLogBytes follows spec §3.3 (>= 1024), with log_budget_too_small above that — issue 12', () => {
+describe('class 6: maxLogBytes follows spec §3.3 (>= 1024), with log_budget_too_small above that', () => {
   it('0, 1 and 1023 are refused as options_valid; 1024 is accepted with the INFO; 16 KiB without', () => {
     for (const bytes of [0, 1, 1023]) {
       const error = thrownBy(() => new SESExecutor({ maxLogBytes: bytes }))
@@ -59,7 +59,7 @@ describe('class 6: maxLogBytes follows spec §3.3 (>= 1024), with log_budget_too
   })
 })
 
-describe('class 6: an awaited async tool failure names the line and column of the call — issue 12', () => {
+describe('class 6: an awaited async tool failure names the line and column of the call', () => {
   async function failing() {
     const executor = await SESExecutor.create()
     await executor.sendTools({

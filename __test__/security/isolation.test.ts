@@ -1,4 +1,4 @@
-// Security suite, isolation (issue 5): nothing one executor does — variables, tools, globals,
+// Security suite, isolation: nothing one executor does — variables, tools, globals,
 // prototype changes, failures, modules — is visible to another, and after cleanup() + init()
 // nothing of the old sandbox remains.
 import { afterAll, afterEach, describe, expect, it } from 'vitest'

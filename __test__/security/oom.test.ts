@@ -1,4 +1,4 @@
-// Security suite, out of memory (issue 12, class 1): no allocation failure — in agent code, in
+// Security suite, out of memory: no allocation failure — in agent code, in
 // QuickJS's compiler, or in the executor's copies into and out of the sandbox — takes the host
 // process down. Each ends as the structured memory-limit error (ERR_RUNTIME_EXCEPTION,
 // details.limit "memoryLimitBytes"), DIRTY after a run (usable again after cleanup() + init()),
@@ -32,13 +32,13 @@ const agentCode: AttackCase[] = [
   {
     // Crashed with SIGSEGV (QuickJS's shape resize threw while the shape was off the GC list;
     // vendor/quickjs-patches/0100).
-    name: 'string-keyed properties added to one object until a 16 MiB heap is full — issue 12',
+    name: 'string-keyed properties added to one object until a 16 MiB heap is full',
     code: propertyFlood,
     options: heap(16),
     expected: atLimit('DIRTY'),
   },
   {
-    name: 'string-keyed properties added to one object until a 36 MiB heap is full — issue 12',
+    name: 'string-keyed properties added to one object until a 36 MiB heap is full',
     code: propertyFlood,
     options: heap(36),
     expected: atLimit('DIRTY'),
@@ -50,7 +50,7 @@ const agentCode: AttackCase[] = [
     expected: atLimit('DIRTY'),
   },
   {
-    name: 'an object with 300 000 keys built in a 16 MiB heap and returned as the output — issue 12',
+    name: 'an object with 300 000 keys built in a 16 MiB heap and returned as the output',
     code: "const o = {}; for (let i = 0; i < 300000; i++) o['key' + i] = i; o",
     options: heap(16),
     expected: atLimit('DIRTY'),
@@ -77,7 +77,7 @@ describe('out of memory: agent code', () => {
 })
 
 describe('out of memory: copies into and out of the sandbox', () => {
-  it('sendVariables of an object with 300 000 keys into a 16 MiB heap fails at the limit, READY — issue 12', async () => {
+  it('sendVariables of an object with 300 000 keys into a 16 MiB heap fails at the limit, READY', async () => {
     const executor = await SESExecutor.create(heap(16))
     try {
       const error = await rejectionOf(executor.sendVariables({ wide: wideObject() }))
@@ -93,7 +93,7 @@ describe('out of memory: copies into and out of the sandbox', () => {
     }
   })
 
-  it('a sync tool returning an object with 300 000 keys into a 16 MiB heap fails the run at the limit — issue 12', () =>
+  it('a sync tool returning an object with 300 000 keys into a 16 MiB heap fails the run at the limit', () =>
     runCase(canary, {
       name: 'sync tool result',
       code: 'const wide = getWide(); Object.keys(wide).length',
@@ -102,7 +102,7 @@ describe('out of memory: copies into and out of the sandbox', () => {
       expected: atLimit('DIRTY'),
     }))
 
-  it('an async tool resolving to an object with 300 000 keys into a 16 MiB heap fails the run at the limit — issue 12', () =>
+  it('an async tool resolving to an object with 300 000 keys into a 16 MiB heap fails the run at the limit', () =>
     runCase(canary, {
       name: 'async tool result',
       code: 'const wide = await getWide(); Object.keys(wide).length',

@@ -1,4 +1,4 @@
-// Issue 12, class 2 (all but maxStackBytes' stack sizing): no option value crashes the process
+// Option values (all but maxStackBytes' stack sizing, in limits.test.ts): no option value crashes the process
 // or is accepted wrongly. Every numeric option against 0, 1, -1, a fraction, NaN, ±Infinity,
 // 2^53, a numeric string, an object whose valueOf throws, a BigInt, a boolean and null; an
 // options object whose getters throw. Each value is either refused with ERR_VALIDATION_FAILED
@@ -46,7 +46,7 @@ function message(option: string, value: unknown, min: number): string {
   return `${option} must be an integer >= ${min}, got ${shown}`
 }
 
-describe('class 2: every numeric option against every kind of value — issue 12', () => {
+describe('class 2: every numeric option against every kind of value', () => {
   for (const [option, { rule, min }] of Object.entries(OPTIONS)) {
     for (const [name, value] of VALUES) {
       if (accepted(value, min)) {
@@ -84,7 +84,7 @@ describe('class 2: every numeric option against every kind of value — issue 12
   }
 })
 
-describe('class 2: limits at the edge of what each option means — issue 12', () => {
+describe('class 2: limits at the edge of what each option means', () => {
   it('timeoutMs: 2^53 - 1 (the largest accepted) runs code and never overflows the deadline', async () => {
     const executor = await SESExecutor.create({ timeoutMs: 2 ** 53 - 1 })
     expect((await executor.run('let n = 0; for (let i = 0; i < 100; i++) n += i; n')).output).toBe(4950)
@@ -129,7 +129,7 @@ describe('class 2: limits at the edge of what each option means — issue 12', (
   })
 })
 
-describe('class 2: an options object whose reads throw — issue 12', () => {
+describe('class 2: an options object whose reads throw', () => {
   it('a getter that throws is refused as options_valid naming the option (not thrown as the getter\'s own error)', async () => {
     const options = { get maxOperations(): number { throw new TypeError('getter') } }
     const error = thrownBy(() => new SESExecutor(options))

@@ -1,4 +1,4 @@
-// Issue 12, class 5: nothing is lost silently. An output, a final answer, a tool's argument or
+// Nothing is lost silently. An output, a final answer, a tool's argument or
 // result, a variable or a log crosses whole, or the run (or the call) fails with an error that
 // names the limit and the size. Before: a 100 MiB string output arrived as "", a tool got "" for
 // a 100 MiB argument, and arrays past the copy limits arrived as their inspect strings.
@@ -14,7 +14,7 @@ async function executor(options: Record<string, unknown> = {}) {
   return SESExecutor.create({ timeoutMs: 60_000, maxOperations: 1e7, ...options })
 }
 
-describe('class 5: values past maxValueBytes fail, naming the limit and the size — issue 12', () => {
+describe('class 5: values past maxValueBytes fail, naming the limit and the size', () => {
   it('a 100 MiB string output is ERR_RUNTIME_EXCEPTION with details.limit maxValueBytes (it used to arrive as "")', async () => {
     const ex = await executor()
     const error = await rejectionOf(ex.run("'x'.repeat(100 * 1024 * 1024)"))
@@ -117,7 +117,7 @@ describe('class 5: values past maxValueBytes fail, naming the limit and the size
   })
 })
 
-describe('class 5: the copy limits fail the run instead of describing the value — issue 12', () => {
+describe('class 5: the copy limits fail the run instead of describing the value', () => {
   it('an output array longer than 2^24 fails naming maxArrayLength (it used to arrive as "[ <16777217 empty items> ]")', async () => {
     const ex = await executor()
     const error = await rejectionOf(ex.run('const a = []; a.length = 2 ** 24 + 1; a'))
@@ -153,7 +153,7 @@ describe('class 5: the copy limits fail the run instead of describing the value 
   })
 })
 
-describe('class 5: logs are whole or visibly cut — issue 12', () => {
+describe('class 5: logs are whole or visibly cut', () => {
   it('a log line that fills most of the heap is kept whole within maxLogBytes (it used to be "")', async () => {
     const ex = await executor({ memoryLimitBytes: 64 * MiB, maxLogBytes: 64 * MiB })
     const { logs, logEntries } = await ex.run("console.log('L'.repeat(40 * 1024 * 1024)); 1")
@@ -170,7 +170,7 @@ describe('class 5: logs are whole or visibly cut — issue 12', () => {
   })
 })
 
-describe('class 5: errors stay ExecutorErrors — issue 12', () => {
+describe('class 5: errors stay ExecutorErrors', () => {
   it('every failure above is an ExecutorError instance', async () => {
     const ex = await executor({ maxValueBytes: 1024 })
     const error = await ex.run("'z'.repeat(2000)").catch((caught: unknown) => caught)

@@ -1,4 +1,4 @@
-// Soak and leak test (issue 5, issue 16; README "Soak and leak"): `npm run soak`.
+// Soak and leak test (README "Soak and leak"): `npm run soak`.
 //
 // Phase 0: memory given back. After a warm-up burst, SOAK_MASS (3 000) executors are created at
 // once (each sends tools and runs once), then all cleaned up and collected; then as many again,
@@ -18,7 +18,7 @@
 // heap warm-up levels off), or engine threads, fds or active resources did not return to where
 // they started. (Total threads may rise by the tokio runtime's own: its workers start with the
 // first executor, and the blocking threads that join engine threads idle for 10 s before they
-// exit.) Phase 3 (issue 12): SOAK_STUCK (100) executors, each timed out inside a built-in that
+// exit.) Phase 3 (runs stuck in built-ins): SOAK_STUCK (100) executors, each timed out inside a built-in that
 // once ignored the deadline (an array method on a huge array-like, a sort, BigInt printing,
 // replaceAll), then cleaned up. After each phase it measures the CPU the process uses over a
 // quiet second (process.cpuUsage()) and fails if it is SOAK_MAX_QUIET_CPU_MS (100) or more: after

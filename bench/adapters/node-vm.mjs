@@ -13,8 +13,8 @@ export const peer = {
 }
 
 export const unsupported = {
-  W11: 'W11 and W12 compare executors that each keep a heap of their own (issue 16 names isolated-vm isolates and quickjs-emscripten contexts as the peers)',
-  W12: 'W11 and W12 compare executors that each keep a heap of their own (issue 16 names isolated-vm isolates and quickjs-emscripten contexts as the peers)',
+  W11: 'W11 and W12 compare executors that each keep a heap of their own (isolated-vm isolates and quickjs-emscripten contexts are the peers)',
+  W12: 'W11 and W12 compare executors that each keep a heap of their own (isolated-vm isolates and quickjs-emscripten contexts are the peers)',
 }
 
 export function version() {

@@ -1,4 +1,5 @@
-//! Options and what a tool gives back (issue 12, classes 2, 4 and 5), under fuzz.
+//! Options and what a tool gives back (bad option values, hostile host values, nothing lost
+//! silently), under fuzz.
 //!
 //! An input is a set of option values (every numeric option as any `f64`, edge values made
 //! likely; arbitrary strings for the others), a set of changes sandbox code makes to the

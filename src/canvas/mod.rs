@@ -6,7 +6,7 @@
 //! Pixel memory is reserved from a [`PixelBudget`] before it is allocated (bitmaps, clip masks),
 //! so that the engine can count it against the executor's memory limit.
 //!
-//! Spec: beyond it, as DESIGN.md "Where we go beyond SES" decides ("what the agent drew");
+//! Spec: beyond it, as docs/contract.md "Where we go beyond SES" decides ("what the agent drew");
 //! `CodeOutput.images` is an optional extension of the result (§10.2).
 
 mod budget;
@@ -14,14 +14,16 @@ mod color;
 mod drawing;
 mod font;
 mod path;
+mod style;
 
 use base64::Engine as _;
 
 pub use budget::{FixedBudget, OverBudget, PixelBudget, Reservation};
 pub use color::Rgba;
-pub use drawing::{Canvas, CompositeOp, Gradient, ImageDataRect, Style};
+pub use drawing::{Canvas, ImageDataRect};
 pub use font::{FontSpec, TextAlign, TextBaseline, TextMetrics};
 pub use path::{CornerRadii, MAX_PATH_POINTS};
+pub use style::{CompositeOp, Gradient, Style};
 
 /// The default of `maxCanvasSize`: the largest width or height of a canvas, in pixels.
 pub const DEFAULT_MAX_CANVAS_SIZE: u32 = 8192;

@@ -471,7 +471,7 @@ mod tests {
         let t = Transform::identity();
         let mut refused = None;
         for i in 0..=MAX_PATH_POINTS {
-            #[allow(clippy::cast_precision_loss)]
+            #[allow(clippy::cast_precision_loss, reason = "i is at most MAX_PATH_POINTS")]
             if let Err(error) = path.line_to(&t, i as f64, 0.0) {
                 refused = Some(error);
                 break;

@@ -1,6 +1,6 @@
-//! The engine: one QuickJS runtime + context per executor, run on a shared pool of engine
-//! threads (DESIGN.md "What we are building"; `scheduler/pool.rs`). Sandbox code never runs on Node's
-//! thread; a run is a message to the executor's inbox, answered on a oneshot channel, and an
+//! The engine: one QuickJS runtime + context per executor, run on a shared pool of engine threads
+//! (docs/contract.md "What we are building"; `scheduler/pool.rs`). Sandbox code never runs on
+//! Node's thread; a run is a message to the executor's inbox, answered on a oneshot channel, and an
 //! idle executor owns no thread. The engine knows nothing of napi.
 
 pub mod host;
@@ -34,32 +34,24 @@ pub use run::worker::live as live_engines;
 #[cfg(feature = "bench-internals")]
 static LOOP_GUARDS: AtomicBool = AtomicBool::new(true);
 
-/// Benchmark-only (W5's guard overhead): whether the engine compiles the loop guard (§6.3,
-/// QuickJS patch 0600) into the loops of the runs that start from now on, for the whole
-/// process. `examples/guard_overhead.rs` turns it off to time the same program without guards.
-/// Not part of the API: nothing in the napi layer calls it, so it is never reachable from
-/// JavaScript, and without guards `maxOperations` is not enforced; it exists only in builds
-/// with the `bench-internals` feature, which the addon never has.
+/// Benchmark-only (the guard's overhead on the counting loop, W5 in bench/workloads.mjs): whether
+/// the engine compiles the loop guard (§6.3, QuickJS patch 0600) into the loops of the runs that
+/// start from now on, for the whole process. `examples/guard_overhead.rs` turns it off to time the
+/// same program without guards. Not part of the API: nothing in the napi layer calls it, so it is
+/// never reachable from JavaScript, and without guards `maxOperations` is not enforced; it exists
+/// only in builds with the `bench-internals` feature, which the addon never has.
 #[doc(hidden)]
 #[cfg(feature = "bench-internals")]
 pub fn loop_guards_for_benchmarks(enabled: bool) {
     LOOP_GUARDS.store(enabled, Ordering::Relaxed);
 }
 
-/// What the engine thread is built with.
+/// What the engine thread is built with: the executor's checked options (the engine reads its
+/// limits, imports, modules and timers from them; runs take their own limits from
+/// [`RunRequest`]).
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    pub memory_limit_bytes: usize,
-    pub max_stack_bytes: usize,
-    /// The most bytes one value copied out of the sandbox may take (`maxValueBytes`).
-    pub max_value_bytes: u64,
-    /// The largest side of a sandbox canvas (`maxCanvasSize`).
-    pub max_canvas_size: u32,
-    /// What `import()` may load (§5.3), and the modules the host registered.
-    pub authorized_imports: Vec<String>,
-    pub modules: Vec<(String, crate::modules::ModuleSpec)>,
-    /// Whether the sandbox gets `setTimeout`/`setInterval` and their `clear*` (`realm/timers.rs`).
-    pub timers: bool,
+    pub options: Options,
     /// The options a session's state depends on, which a snapshot carries and a restore checks.
     pub terms: crate::session::Terms,
 }
@@ -67,13 +59,7 @@ pub struct EngineConfig {
 impl From<&Options> for EngineConfig {
     fn from(options: &Options) -> Self {
         Self {
-            memory_limit_bytes: options.memory_limit_bytes,
-            max_stack_bytes: options.max_stack_bytes,
-            max_value_bytes: options.max_value_bytes,
-            max_canvas_size: options.max_canvas_size,
-            authorized_imports: options.authorized_imports.clone(),
-            modules: options.modules.clone(),
-            timers: options.timers,
+            options: options.clone(),
             terms: crate::session::Terms::of(options),
         }
     }

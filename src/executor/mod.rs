@@ -57,7 +57,7 @@ pub struct RunOutput {
     pub paused: Option<PausedCall>,
 }
 
-/// What a run's trace should do (issue 17): keep the events for the result, stream them, both
+/// What a run's trace should do: keep the events for the result, stream them, both
 /// or neither.
 #[derive(Clone, Default)]
 pub struct Tracing {
@@ -221,9 +221,9 @@ impl Executor {
         async move { endowed(sent?.await) }
     }
 
-    /// `sendTools` (§4.3.3): makes each tool callable from the sandbox under its name. `register` hands
-    /// the tools to the host, and runs only once the call is accepted, before any later run can
-    /// call them.
+    /// `sendTools` (§4.3.3): makes each tool callable from the sandbox under its name. `register`
+    /// hands the tools to the host, and runs only once the call is accepted, before any later run
+    /// can call them.
     pub fn send_tools(
         &self,
         tools: Vec<ToolSpec>,
@@ -862,7 +862,7 @@ fn with_notes(error: ExecutorError, diagnostics: &[Diagnostic]) -> ExecutorError
     error.with_diagnostics(diagnostics)
 }
 
-/// Adds the user's line, column and source line to `details` (DESIGN.md "Errors").
+/// Adds the user's line, column and source line to `details` (docs/contract.md "Errors").
 fn at_position(error: ExecutorError, at: Option<SourcePosition>) -> ExecutorError {
     match at {
         Some(at) => error

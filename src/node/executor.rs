@@ -4,30 +4,35 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use napi::bindgen_prelude::{PromiseRaw, This, ToNapiValue, Uint8Array, Unknown};
+use napi::bindgen_prelude::{PromiseRaw, This, ToNapiValue, Uint8Array, Unknown, ValueType};
 use napi::{sys, Env, JsValue, Result};
 use serde_json::Value as Json;
 
 use super::env_data::{self, Builder};
 use super::error::to_napi_error;
-use super::guarded;
-use super::host::{NodeHost, NodeTool, ToolTable};
+use super::guarded::{self, Thrown};
+use super::host::{failure_of, NodeHost, NodeTool, ToolTable};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::{
     clone_refused, entries, node_tool, resolve, run_input, run_tracing, watch_signal, Resolved,
 };
 use super::program::{read_code, CODE_NOT_A_STRING};
 use super::queue::NodeQueue;
+use super::session::{pause_reason, paused_output, PauseRequest};
 use super::settle::{settle, settle_on_runtime, settle_then};
 use super::teardown;
 use super::trace_events::{EventStream, Listener, Trace};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
-use crate::engine::host::{Host, ToolSpec};
+use crate::engine::host::{Host, ToolResult, ToolSpec};
 use crate::error::ExecutorError;
-use crate::executor::{memory_freed, Executor, RunAbort, RunOutput, RunStats, Tracing};
+use crate::executor::{
+    memory_freed, Executor, ExecutorState, RunAbort, RunOutput, RunStats, Tracing,
+};
 use crate::program::rules::code_non_empty;
+use crate::session::{SnapshotError, SnapshotProblem};
 use crate::trace::EventSink;
+use crate::value::{CloneError, Value};
 
 /// The result of a successful `run()` (§3.1).
 // Made by the environment's `codeOutput` builder (`env_data.rs` says why), not by napi's
@@ -146,7 +151,7 @@ impl ToNapiValue for CodeOutput {
         let env = Env::from_raw(raw_env);
         let undefined = guarded::undefined(&env).raw();
         let stats = val.stats;
-        // SAFETY (every conversion): on Node's thread, making values for this environment.
+        // SAFETY: each conversion runs on Node's thread, making values for this environment.
         let args = unsafe {
             [
                 Copied::to_napi_value(raw_env, val.output)?,
@@ -207,7 +212,7 @@ impl From<RunOutput> for CodeOutput {
             diagnostics: run.diagnostics.iter().map(Diagnostic::to_json).collect(),
             images: run.images.into_iter().map(CanvasImage::from).collect(),
             trace: run.trace.map(Trace),
-            paused: super::session::paused_output(run.paused),
+            paused: paused_output(run.paused),
         }
     }
 }
@@ -299,8 +304,7 @@ impl SesExecutor {
             Err(error) => Err(error),
         };
         let restoring = created.as_ref().ok().map(|created| {
-            super::session::snapshot_bytes(env, &snapshot)
-                .map(|bytes| created.executor.restore(bytes))
+            snapshot_bytes(env, &snapshot).map(|bytes| created.executor.restore(bytes))
         });
         let node = created
             .as_ref()
@@ -534,4 +538,149 @@ fn type_error(env: &Env, message: &str) -> napi::Error {
         Ok(error) => napi::Error::from(error),
         Err(_) => napi::Error::new(napi::Status::InvalidArg, message),
     }
+}
+
+#[napi]
+impl SesExecutor {
+    /// The session as bytes (`READY` or `PAUSED`; signed with `snapshotKey` when the executor
+    /// has one): what `SESExecutor.restore(bytes, options)` takes back, in this process or
+    /// another running the same package version. Rejects with `ERR_INVALID_STATE` while a run is
+    /// in flight, after a timeout (`DIRTY`), or when the session cannot be written.
+    #[napi(ts_return_type = "Promise<Uint8Array>")]
+    pub fn snapshot<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, Uint8Array>> {
+        settle(env, &self.node, self.executor.snapshot(), |_, bytes| {
+            Ok(Uint8Array::new(bytes))
+        })
+    }
+
+    /// Takes the session of a snapshot (`NEW` → `READY`, or `PAUSED` for a session paused in a
+    /// run): what `SESExecutor.restore(bytes, options)` does after making the executor. The
+    /// snapshot is checked and replayed under this executor's options and limits; the host then
+    /// sends its tools again. Rejects with `ERR_SNAPSHOT_INVALID` (`details.reason`).
+    #[napi(
+        ts_args_type = "snapshot: Uint8Array",
+        ts_return_type = "Promise<void>"
+    )]
+    pub fn restore<'env>(&self, env: &'env Env, snapshot: Unknown) -> Result<PromiseRaw<'env, ()>> {
+        let bytes = snapshot_bytes(env, &snapshot);
+        let restored = bytes.map(|bytes| self.executor.restore(bytes));
+        settle(
+            env,
+            &self.node,
+            async move {
+                match restored {
+                    Ok(restoring) => restoring.await.finish(),
+                    Err(error) => Err(error),
+                }
+            },
+            |_, ()| Ok(()),
+        )
+    }
+
+    /// Continues the paused run from the call it paused at, which returns `answer` to the code
+    /// (`{ error }` — an object with that one key — makes the call throw `error` instead);
+    /// resolves to that run's `CodeOutput`, or rejects as `run()` would. `PAUSED` only.
+    #[napi(
+        ts_args_type = "answer?: unknown",
+        ts_return_type = "Promise<CodeOutput>"
+    )]
+    pub fn resume<'env>(
+        &self,
+        env: &'env Env,
+        answer: Option<Unknown>,
+    ) -> Result<PromiseRaw<'env, CodeOutput>> {
+        // The state decides first: only a paused run has a call to answer.
+        let state = self.executor.state();
+        let answer = if state == ExecutorState::Paused {
+            resume_answer(env, answer, self.max_value_bytes)
+        } else {
+            Err(ExecutorError::invalid_state(state, "resume"))
+        };
+        let resumed = answer.map(|answer| self.executor.resume(answer));
+        settle(
+            env,
+            &self.node,
+            async move {
+                match resumed {
+                    Ok(resuming) => resuming.await.finish(),
+                    Err(error) => Err(error),
+                }
+            },
+            |_, output| Ok(output.into()),
+        )
+    }
+
+    /// The call the run paused at while the executor is `PAUSED` (`{ tool, args, line, reason
+    /// }`, as `CodeOutput.paused` gave it), else `undefined`.
+    #[napi(getter, ts_return_type = "PausedCall | undefined")]
+    pub fn paused(&self) -> Copied {
+        paused_output(self.executor.paused()).unwrap_or(Copied(Value::Undefined))
+    }
+}
+
+/// A snapshot's bytes: a `Uint8Array` (a `Buffer` is one).
+fn snapshot_bytes(env: &Env, snapshot: &Unknown) -> std::result::Result<Vec<u8>, ExecutorError> {
+    guarded::bytes_of(env, snapshot).ok_or_else(|| {
+        ExecutorError::snapshot_invalid(&SnapshotError::new(
+            SnapshotProblem::Malformed,
+            "a snapshot is the Uint8Array that snapshot() resolved to",
+        ))
+    })
+}
+
+/// What `resume(answer)` gives the paused call: `answer` copied, or the failure of `{ error }`.
+fn resume_answer(
+    env: &Env,
+    answer: Option<Unknown>,
+    max_value_bytes: u64,
+) -> std::result::Result<ToolResult, ExecutorError> {
+    let Some(answer) = answer else {
+        return Ok(Ok(Value::Undefined));
+    };
+    if pause_reason(env, &answer).is_some() {
+        // A tool returns pauseRun() to pause; the answer to a paused call is a value.
+        return Err(clone_refused(&CloneError::at(
+            "resume(answer)",
+            &[],
+            "a pauseRun() request".into(),
+        )));
+    }
+    if let Some(error) = only_error(env, &answer) {
+        return Ok(Err(failure_of(env, &Thrown::Value(error))));
+    }
+    from_js(env, answer, "resume(answer)", max_value_bytes)
+        .map(Ok)
+        .map_err(|error| clone_refused(&error))
+}
+
+/// The `error` of an answer that is an object with that one own key.
+fn only_error<'env>(env: &'env Env, answer: &Unknown<'env>) -> Option<Unknown<'env>> {
+    if guarded::type_of(answer) != ValueType::Object || guarded::is_array(answer) {
+        return None;
+    }
+    let (keys, count) = guarded::own_keys(env, answer).ok()?;
+    let only = guarded::get_element(env, &keys, 0).ok()?;
+    if count != 1 || guarded::string_value(&only).as_deref() != Some("error") {
+        return None;
+    }
+    guarded::get(env, answer, "error").ok()
+}
+
+/// `pauseRun(reason)`: what a tool returns to pause the run at its call until the host calls
+/// `executor.resume(answer)`; the run's `CodeOutput.paused` names the call and carries a copy of
+/// `reason` (any value structured clone copies). Only a tool's answer pauses: thrown, it fails
+/// the call; anywhere else it is an object like any other.
+#[napi(ts_args_type = "reason?: unknown")]
+pub fn pause_run(env: &Env, reason: Option<Unknown>) -> Result<PauseRequest> {
+    let reason = match reason {
+        Some(reason) => from_js(
+            env,
+            reason,
+            "pauseRun(reason)",
+            crate::options::DEFAULT_MAX_VALUE_BYTES,
+        )
+        .map_err(|error| to_napi_error(env, clone_refused(&error)))?,
+        None => Value::Undefined,
+    };
+    Ok(PauseRequest::new(reason))
 }

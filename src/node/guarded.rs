@@ -15,7 +15,9 @@
 
 use std::ptr;
 
-use napi::bindgen_prelude::{Unknown, ValueType};
+use napi::bindgen_prelude::{
+    Array, FromNapiValue, Function, JsValuesTupleIntoVec, Object, Uint8Array, Unknown, ValueType,
+};
 use napi::{sys, Env, JsValue};
 
 /// What host code threw (the exception already cleared), or why a napi call failed without
@@ -219,8 +221,42 @@ pub fn boolean_value(value: &Unknown) -> Option<bool> {
     unsafe { value.cast::<bool>() }.ok()
 }
 
+/// napi-rs's typed views of a JS value whose conversion from any live handle is sound: they
+/// only wrap the handle (`Object`, `Function`), or read it through napi calls that check its
+/// type (`Array`, a JSON copy), so a value of another type fails later, never unsoundly.
+pub trait View<'env>: FromNapiValue {}
+
+impl<'env> View<'env> for Object<'env> {}
+impl<'env> View<'env> for Array<'env> {}
+impl<'env, Args: JsValuesTupleIntoVec, Return> View<'env> for Function<'env, Args, Return> {}
+impl View<'_> for serde_json::Value {}
+
+/// `value` seen as `T` (check its type first where a wrong one matters: a wrapped handle of
+/// another type makes napi calls fail, not misbehave).
+pub fn view<'env, T: View<'env>>(value: &Unknown<'env>) -> napi::Result<T> {
+    // SAFETY: `value` is a live handle of its own environment, within the scope its lifetime
+    // names, and converting any such handle to a `View` is sound (see [`View`]).
+    unsafe { T::from_napi_value(value.value().env, value.raw()) }
+}
+
 /// Clears whatever exception is pending: the last line of every callback of ours that Node
 /// returns from, so that nothing raised there can reach the host as an uncaught exception.
 pub fn clear(env: &Env) {
     let _ = take_exception(env);
+}
+
+/// The bytes of a `Uint8Array` (a `Buffer` is one); `None` for anything else.
+pub fn bytes_of(env: &Env, value: &Unknown) -> Option<Vec<u8>> {
+    if type_of(value) != ValueType::Object {
+        return None;
+    }
+    // SAFETY: on Node's thread with a live value; napi-rs checks that it is a Uint8Array and
+    // fails otherwise.
+    match unsafe { Uint8Array::from_napi_value(env.raw(), value.raw()) } {
+        Ok(bytes) => Some(bytes.to_vec()),
+        Err(_) => {
+            clear(env);
+            None
+        }
+    }
 }

@@ -144,16 +144,14 @@ const CHAIN_LIMIT: Duration = Duration::from_millis(1);
 /// microseconds, without giving up its core (see [`Spin::keeping_core`]; no wait when the
 /// engine thread ran on Node's core). A chain of calls served so lasts at most [`CHAIN_LIMIT`];
 /// then Node's thread answers one call without waiting and goes back to its event loop, which
-/// runs its timers and I/O before it takes the next call (which starts a new chain). It used to
-/// stop waiting for as long as the chain had lasted: half of a tool loop's calls then each took
-/// a turn of the event loop, and which half a run fell into made W4 read 2.4 or 6.6 µs a call
-/// from run to run (now 1.3, and W3 2.1 where it was 4.4–8.2).
+/// runs its timers and I/O before it takes the next call (which starts a new chain). Stopping
+/// the waits for as long as the chain had lasted instead made half of a tool loop's calls each
+/// take a turn of the event loop (bench/README.md, "Tool-call chains on Node's thread").
 ///
 /// An asynchronous tool's answer goes back when its promise settles, in a microtask; a promise
 /// that settles at once (a tool answering from memory) runs it as the dispatch that called the
 /// tool closes, still inside the same dispatch loop. So the answer waits the same way (see
-/// [`watch`]), and an awaited tool called in a loop is served without a wake-up either
-/// (W3, callgrind and timing in the CHANGELOG).
+/// [`watch`]), and an awaited tool called in a loop is served without a wake-up either.
 struct Burst {
     chain: Chain,
     /// Tool calls queued for Node's thread so far (by the engine thread).
@@ -179,9 +177,8 @@ impl Burst {
         let (calls, taken) = (&*self.calls, self.dispatched);
         // With executors queued for engine threads every core is wanted: a waiting Node thread
         // that yields its core may not get it back for a whole time slice, and every engine
-        // thread waiting on one of its answers waits as long (measured: 1,000 executors running
-        // W9 ran no faster on 2 cores than one alone, Node's event loop turning every 15 ms with
-        // 13 % of a core). Nor would the wait save a wake-up: Node's thread has work queued.
+        // thread waiting on one of its answers waits as long (bench/README.md, "Tool-call chains
+        // on Node's thread"). Nor would the wait save a wake-up: Node's thread has work queued.
         // One queued job may be this executor's own, queued by the answer just given (an engine
         // that awaited the tool off its thread), so it takes two (see `NodeQueue::await_message`).
         if others_waiting_besides_one() {

@@ -32,7 +32,7 @@ pub struct JsLogEntry {
 
 impl ToNapiValue for JsLogEntry {
     unsafe fn to_napi_value(raw_env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
-        // SAFETY (the conversions): on Node's thread, making values for this environment.
+        // SAFETY: each conversion runs on Node's thread, making values for this environment.
         let args = unsafe {
             [
                 <&str>::to_napi_value(raw_env, val.level)?,

@@ -4,13 +4,13 @@
 //! conversion error, and numbers reach the option rules exactly as given (`NaN`, `-1`, `1.5`).
 //! Every read goes through `guarded`: an options object that is a Proxy, or a getter that
 //! throws, is refused as `options_valid` naming the option, with nothing left pending on Node's
-//! thread. The rules and their messages are `crate::options::rules`'.
-
-use std::collections::HashMap;
+//! thread. The options are declared once, in `crate::options` (the value options' reads follow
+//! from that table through [`ReadOptions`]); the rules and their messages are
+//! `crate::options::rules`'.
 
 use napi::bindgen_prelude::{
-    FromNapiValue, Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ObjectRef,
-    Unknown, ValueType,
+    Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ObjectRef, Unknown,
+    ValueType,
 };
 use napi::{Env, JsValue};
 
@@ -23,87 +23,10 @@ use crate::diagnostic::Diagnostic;
 use crate::error::ExecutorError;
 use crate::executor::RunAbort;
 use crate::modules::{bridged_name, ModuleExport, ModuleSpec};
+use crate::options::declare::ReadOptions;
 use crate::options::rules::{self, invalid};
 use crate::options::{Options, RawOptions};
 use crate::value::CloneError;
-
-/// Options of §3.1 plus the resource limits of DESIGN.md (all optional).
-#[napi(object, object_to_js = false)]
-#[allow(
-    dead_code,
-    reason = "declares the TypeScript interface; values are read property by property in `read`"
-)]
-pub struct ExecutorOptions {
-    /// Loop iterations a run may make before `ERR_MAX_OPS_EXCEEDED` (default 50000, min 1).
-    pub max_operations: Option<f64>,
-    /// Wall-clock budget of a run in milliseconds (default 10000, min 1).
-    pub timeout_ms: Option<f64>,
-    /// What a `run()` does while another runs (default `"reject"`).
-    #[napi(ts_type = "\"reject\" | \"queue\"")]
-    pub run_concurrency: Option<String>,
-    /// Queue capacity when `runConcurrency` is `"queue"` (default 0).
-    pub max_queued_runs: Option<f64>,
-    /// Module names `import()` may load (default none).
-    pub authorized_imports: Option<Vec<String>>,
-    /// Budget of a run's `logs` in bytes; later output is cut and marked `...[TRUNCATED]`
-    /// (default 262144, min 1024; below 16384 `validateCode` gives the INFO
-    /// `log_budget_too_small`).
-    pub max_log_bytes: Option<f64>,
-    /// Console levels collected into `logs` (default all four).
-    #[napi(ts_type = "Array<\"log\" | \"info\" | \"warn\" | \"error\">")]
-    pub collect_console_levels: Option<Vec<String>>,
-    /// Heap limit of the executor's QuickJS runtime in bytes (default 256 MiB).
-    pub memory_limit_bytes: Option<f64>,
-    /// Stack limit of the executor's QuickJS runtime in bytes (default 1 MiB, at most 16 MiB:
-    /// the stack every engine thread has for QuickJS).
-    pub max_stack_bytes: Option<f64>,
-    /// The most bytes one value may take when it crosses between the host and the sandbox (an
-    /// output, a final answer, a tool's argument or result, a variable), counted as 8 bytes per
-    /// value plus its text and buffer bytes (default 64 MiB, min 1024). A larger one is never
-    /// cut: the copy fails with an error naming the limit and the size.
-    pub max_value_bytes: Option<f64>,
-    /// The largest width or height of a sandbox canvas in pixels (default 8192, at most 32768);
-    /// `getCanvas` and `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count
-    /// against `memoryLimitBytes`.
-    pub max_canvas_size: Option<f64>,
-    /// Gives the sandbox `setTimeout`, `clearTimeout`, `setInterval` and `clearInterval`
-    /// (default `false`: spec §5.2 injects no timers, and code using them gets a
-    /// `forbidden_global_access` warning and a `ReferenceError`). They run on the executor's own
-    /// clock, never past the run's deadline; a run waiting for a timer holds no engine thread;
-    /// the run waits for the Promise its code returns (not for timers), and timers still pending
-    /// when it ends are cancelled (`stats.timersCancelled`). A delay below 1 ms or above
-    /// 2147483647 ms is 1 ms (as in Node); at most 10000 timers are pending at once.
-    pub timers: Option<bool>,
-    /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
-    /// text (run inside the sandbox, under the same guards), or an object whose functions become
-    /// exports that call the host like tools and whose other values are copied.
-    #[napi(ts_type = "Record<string, string | Record<string, unknown>>")]
-    pub modules: Option<HashMap<String, String>>,
-    /// Called with each log entry while the run goes on (§10.2), in call order and before the
-    /// run's promise settles; what it throws is ignored.
-    #[napi(ts_type = "(entry: LogEntry) => void")]
-    pub on_log: Option<String>,
-    /// Record every run's events in `CodeOutput.trace` (and `ExecutorError.trace`): its start
-    /// and end, each tool call with its arguments and result, `final_answer`, console entries
-    /// (default `false`; `run(code, { trace })` decides per run).
-    pub trace: Option<bool>,
-    /// Budget of one run's trace in bytes (approximate, values included; default 1048576, min
-    /// 1024). A call or result whose values do not fit is kept without them (`truncated:
-    /// true`); an event that does not fit at all is dropped and counted in the run's
-    /// `run_end.droppedEvents`. `run_end` is always kept.
-    pub max_trace_bytes: Option<f64>,
-    /// Called with each trace event of every run as it happens, in order and before the run's
-    /// promise settles (the same events `trace` records, under the same budget); what it throws
-    /// is ignored. Does not by itself fill `CodeOutput.trace`.
-    #[napi(ts_type = "(event: TraceEvent) => void")]
-    pub on_event: Option<String>,
-    /// An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
-    /// a span, each tool call a child span (`execute_tool {name}`). Without it, the global
-    /// tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
-    /// package's JS entry (`lib/tracing.cjs`).
-    #[napi(ts_type = "SpanTracer")]
-    pub tracer: Option<String>,
-}
 
 /// Reads `options` (`undefined` or an object) into [`RawOptions`].
 pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnostic> {
@@ -115,22 +38,34 @@ pub fn read(env: &Env, options: Option<Unknown>) -> Result<RawOptions, Diagnosti
         ValueType::Object => {}
         _ => return Err(invalid("options", "an object")),
     }
-    Ok(RawOptions {
-        max_operations: number(env, &options, "maxOperations")?,
-        timeout_ms: number(env, &options, "timeoutMs")?,
-        run_concurrency: string(env, &options, "runConcurrency")?,
-        max_queued_runs: number(env, &options, "maxQueuedRuns")?,
-        authorized_imports: strings(env, &options, "authorizedImports")?,
-        max_log_bytes: number(env, &options, "maxLogBytes")?,
-        collect_console_levels: strings(env, &options, "collectConsoleLevels")?,
-        memory_limit_bytes: number(env, &options, "memoryLimitBytes")?,
-        max_stack_bytes: number(env, &options, "maxStackBytes")?,
-        max_value_bytes: number(env, &options, "maxValueBytes")?,
-        max_canvas_size: number(env, &options, "maxCanvasSize")?,
-        trace: boolean(env, &options, "trace")?,
-        max_trace_bytes: number(env, &options, "maxTraceBytes")?,
-        timers: boolean(env, &options, "timers")?,
+    RawOptions::read(&mut Reader {
+        env,
+        object: &options,
     })
+}
+
+/// Reads options from one object, each property through the guarded path.
+struct Reader<'a, 'env> {
+    env: &'env Env,
+    object: &'a Unknown<'env>,
+}
+
+impl ReadOptions for Reader<'_, '_> {
+    fn number(&mut self, name: &str) -> Result<Option<f64>, Diagnostic> {
+        number(self.env, self.object, name)
+    }
+
+    fn boolean(&mut self, name: &str) -> Result<Option<bool>, Diagnostic> {
+        boolean(self.env, self.object, name)
+    }
+
+    fn string(&mut self, name: &str) -> Result<Option<String>, Diagnostic> {
+        string(self.env, self.object, name)
+    }
+
+    fn strings(&mut self, name: &str) -> Result<Option<Vec<String>>, Diagnostic> {
+        strings(self.env, self.object, name)
+    }
 }
 
 /// `toolNames` of the options given to `validateCode` / `prepareProgram`: the tools the code
@@ -307,8 +242,7 @@ pub fn node_tool(
     let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
     let not_a_tool = || refused(rules::not_a_tool(name));
     let function_ref = |function: &Unknown| -> std::result::Result<ToolFunction, ExecutorError> {
-        // SAFETY: checked to be a function of this environment.
-        unsafe { Function::<(), Unknown<'static>>::from_napi_value(env.raw(), function.raw()) }
+        guarded::view::<Function<(), Unknown<'static>>>(function)
             .and_then(|function| function.create_ref())
             .map_err(|_| not_a_tool())
     };
@@ -335,8 +269,7 @@ pub fn node_tool(
             } else {
                 Vec::new()
             };
-            // SAFETY: checked to be an object of this environment.
-            let object = unsafe { Object::from_napi_value(env.raw(), value.raw()) }
+            let object = guarded::view::<Object>(&value)
                 .and_then(|object| object.create_ref())
                 .map_err(|_| not_a_tool())?;
             Ok(NodeTool::Forward {
@@ -386,8 +319,8 @@ pub fn resolve(
         Some(options) => property(env, &options, name).map_err(refused),
         None => Ok(None),
     };
-    let on_log = callback(env, named("onLog")?, rules::on_log_not_a_function)?;
-    let on_event = callback(env, named("onEvent")?, rules::on_event_not_a_function)?;
+    let on_log = callback(named("onLog")?, rules::on_log_not_a_function)?;
+    let on_event = callback(named("onEvent")?, rules::on_event_not_a_function)?;
     if let Some(tracer) = named("tracer")? {
         check_tracer(env, &tracer)?;
     }
@@ -421,6 +354,18 @@ pub fn resolve(
             resolved.modules.push((name, spec));
         }
     }
+    if let Some(key) = named("snapshotKey")? {
+        let bytes = match guarded::type_of(&key) {
+            ValueType::String => guarded::string_value(&key).map(String::into_bytes),
+            _ => guarded::bytes_of(env, &key),
+        };
+        match bytes {
+            Some(bytes) if bytes.len() >= rules::MIN_SNAPSHOT_KEY_BYTES => {
+                resolved.snapshot_key = Some(bytes.into());
+            }
+            _ => return Err(refused(rules::snapshot_key_invalid())),
+        }
+    }
     Ok(Resolved {
         options: resolved,
         module_tools,
@@ -432,7 +377,6 @@ pub fn resolve(
 /// A callback option's value (`None` when unset) as a reference; anything but a function is
 /// refused with `refusal`.
 fn callback<Args: JsValuesTupleIntoVec>(
-    env: &Env,
     value: Option<Unknown>,
     refusal: fn() -> Diagnostic,
 ) -> std::result::Result<Option<FunctionRef<Args, Unknown<'static>>>, ExecutorError> {
@@ -440,10 +384,8 @@ fn callback<Args: JsValuesTupleIntoVec>(
     match value {
         None => Ok(None),
         Some(value) if guarded::type_of(&value) == ValueType::Function => {
-            // SAFETY: checked to be a function of this environment.
             let function: Function<Args, Unknown<'static>> =
-                unsafe { Function::from_napi_value(env.raw(), value.raw()) }
-                    .map_err(|_| refused())?;
+                guarded::view(&value).map_err(|_| refused())?;
             Ok(Some(function.create_ref().map_err(|_| refused())?))
         }
         Some(_) => Err(refused()),
@@ -496,7 +438,7 @@ pub fn run_tracing(
             guarded::boolean_value(&value).ok_or_else(|| refused(invalid("trace", "a boolean")))?,
         ),
     };
-    let listener = callback(env, named("onEvent")?, rules::on_event_not_a_function)?;
+    let listener = callback(named("onEvent")?, rules::on_event_not_a_function)?;
     Ok((record, listener))
 }
 
@@ -565,8 +507,7 @@ pub fn watch_signal(
         ))
     })?;
     let watch = (|| -> napi::Result<SignalWatch> {
-        // SAFETY: checked to be an object of this environment.
-        let object = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }?;
+        let object = guarded::view::<Object>(&signal)?;
         Ok(SignalWatch {
             signal: object.create_ref()?,
             listener: listener.create_ref()?,

@@ -2,7 +2,9 @@
 //! `renderToolsPrompt`, which reads smolagents tool objects (or plain functions) into
 //! [`ToolSignature`]s.
 
-use napi::bindgen_prelude::{Array, FromNapiValue, JsObjectValue, Object, Unknown, ValueType};
+use napi::bindgen_prelude::{Array, JsObjectValue, Object, Unknown, ValueType};
+
+use super::guarded;
 use napi::{Env, Error, JsValue, Result, Status};
 use serde_json::Value as Json;
 
@@ -29,12 +31,12 @@ pub fn export_templates(env: &Env, exports: &mut Object) -> Result<()> {
 #[napi(
     ts_args_type = "tools: Record<string, ((...args: any[]) => unknown) | SmolagentsTool> | Array<SmolagentsTool & { name: string }>"
 )]
-pub fn render_tools_prompt(env: Env, tools: Unknown) -> Result<String> {
-    let signatures = read_tools(&env, tools)?;
+pub fn render_tools_prompt(tools: Unknown) -> Result<String> {
+    let signatures = read_tools(tools)?;
     render_tools(&signatures).map_err(|error| Error::new(Status::InvalidArg, error.to_string()))
 }
 
-fn read_tools(env: &Env, tools: Unknown) -> Result<Vec<ToolSignature>> {
+fn read_tools(tools: Unknown) -> Result<Vec<ToolSignature>> {
     let invalid = || {
         Error::new(
             Status::InvalidArg,
@@ -45,22 +47,20 @@ fn read_tools(env: &Env, tools: Unknown) -> Result<Vec<ToolSignature>> {
         return Err(invalid());
     }
     if tools.is_array()? {
-        // SAFETY: checked to be an array of this environment.
-        let array = unsafe { Array::from_napi_value(env.raw(), tools.raw()) }?;
+        let array = guarded::view::<Array>(&tools)?;
         (0..array.len())
             .map(|index| {
                 let tool: Unknown = array.get(index)?.ok_or_else(invalid)?;
-                read_tool(env, None, tool)
+                read_tool(None, tool)
             })
             .collect()
     } else {
-        // SAFETY: checked to be an object of this environment.
-        let record = unsafe { Object::from_napi_value(env.raw(), tools.raw()) }?;
+        let record = guarded::view::<Object>(&tools)?;
         Object::keys(&record)?
             .into_iter()
             .map(|name| {
                 let tool: Unknown = record.get_named_property(&name)?;
-                read_tool(env, Some(name), tool)
+                read_tool(Some(name), tool)
             })
             .collect()
     }
@@ -68,10 +68,9 @@ fn read_tools(env: &Env, tools: Unknown) -> Result<Vec<ToolSignature>> {
 
 /// One tool: a function, or an object with `name`, `description`, `inputs`, `output_type` and
 /// `forward`.
-fn read_tool(env: &Env, key: Option<String>, tool: Unknown) -> Result<ToolSignature> {
+fn read_tool(key: Option<String>, tool: Unknown) -> Result<ToolSignature> {
     let what = key.clone().unwrap_or_else(|| "a tool".into());
-    // SAFETY: objects and functions of this environment (anything else fails the conversion).
-    let object = unsafe { Object::from_napi_value(env.raw(), tool.raw()) }
+    let object = guarded::view::<Object>(&tool)
         .ok()
         .filter(|_| matches!(tool.get_type(), Ok(ValueType::Object | ValueType::Function)))
         .ok_or_else(|| {
@@ -102,28 +101,26 @@ fn read_tool(env: &Env, key: Option<String>, tool: Unknown) -> Result<ToolSignat
     };
     let forward: Unknown = object.get_named_property("forward")?;
     let is_async = if forward.get_type()? == ValueType::Function {
-        // SAFETY: checked to be a function of this environment.
-        is_async_function(&unsafe { Object::from_napi_value(env.raw(), forward.raw()) }?)?
+        is_async_function(&guarded::view::<Object>(&forward)?)?
     } else {
         false
     };
     Ok(ToolSignature {
         name,
         description: string_property(&object, "description")?,
-        inputs: read_inputs(env, &object)?,
+        inputs: read_inputs(&object)?,
         output_types: type_names(object.get_named_property("output_type")?)?,
         is_async,
     })
 }
 
 /// `inputs`, in their declared order (the order of the function's parameters).
-fn read_inputs(env: &Env, tool: &Object) -> Result<Option<Vec<ToolInput>>> {
+fn read_inputs(tool: &Object) -> Result<Option<Vec<ToolInput>>> {
     let inputs: Unknown = tool.get_named_property("inputs")?;
     if inputs.get_type()? != ValueType::Object {
         return Ok(None);
     }
-    // SAFETY: checked to be an object of this environment.
-    let inputs = unsafe { Object::from_napi_value(env.raw(), inputs.raw()) }?;
+    let inputs = guarded::view::<Object>(&inputs)?;
     let mut read = Vec::new();
     for name in Object::keys(&inputs)? {
         let spec: Unknown = inputs.get_named_property(&name)?;
@@ -132,8 +129,7 @@ fn read_inputs(env: &Env, tool: &Object) -> Result<Option<Vec<ToolInput>>> {
             ..ToolInput::default()
         };
         if spec.get_type()? == ValueType::Object {
-            // SAFETY: checked to be an object of this environment.
-            let spec = unsafe { Object::from_napi_value(env.raw(), spec.raw()) }?;
+            let spec = guarded::view::<Object>(&spec)?;
             input.types = type_names(spec.get_named_property("type")?)?;
             input.description = string_property(&spec, "description")?;
             let nullable: Unknown = spec.get_named_property("nullable")?;
@@ -142,11 +138,7 @@ fn read_inputs(env: &Env, tool: &Object) -> Result<Option<Vec<ToolInput>>> {
             if spec.has_own_property("default")? {
                 let default: Unknown = spec.get_named_property("default")?;
                 // A default that is not JSON (a function, a cycle) is shown as `null`.
-                // SAFETY: a value of this environment.
-                input.default = Some(
-                    unsafe { Json::from_napi_value(env.raw(), default.raw()) }
-                        .unwrap_or(Json::Null),
-                );
+                input.default = Some(guarded::view::<Json>(&default).unwrap_or(Json::Null));
             }
         }
         read.push(input);
@@ -161,8 +153,7 @@ fn type_names(value: Unknown) -> Result<Vec<String>> {
     match value.get_type()? {
         ValueType::String => Ok(vec![text(value)?]),
         ValueType::Object if value.is_array()? => {
-            // SAFETY: checked to be an array of this environment.
-            let array = unsafe { Array::from_napi_value(value.value().env, value.raw()) }?;
+            let array = guarded::view::<Array>(&value)?;
             let mut names = Vec::new();
             for index in 0..array.len() {
                 if let Some(item) = array.get::<Unknown>(index)? {
@@ -191,8 +182,6 @@ fn is_async_function(function: &Object) -> Result<bool> {
     if constructor.get_type()? != ValueType::Function {
         return Ok(false);
     }
-    // SAFETY: checked to be a function of this environment.
-    let constructor =
-        unsafe { Object::from_napi_value(constructor.value().env, constructor.raw()) }?;
+    let constructor = guarded::view::<Object>(&constructor)?;
     Ok(string_property(&constructor, "name")?.as_deref() == Some("AsyncFunction"))
 }

@@ -6,8 +6,8 @@
 //! One per environment, not one per executor: each threadsafe function is a libuv async handle,
 //! and libuv looks at every async handle of the loop each time any of them signals, so with a
 //! function per executor every wake-up of Node's thread cost time in proportion to the live
-//! executors (measured: a trivial run took 20 µs with no other executor, 129 µs with 10,000 idle
-//! ones), besides about 1 KiB per executor.
+//! executors (bench/README.md, "One threadsafe function per Node environment"), besides about
+//! 1 KiB per executor.
 //!
 //! The function is weak, so idle executors never keep the process alive; while any promise of
 //! the environment's executors is pending it is referenced ([`NodeQueue::hold`]), as napi's own
@@ -173,16 +173,13 @@ impl NodeQueue {
     /// ([`Spin::keeping_core`]; no wait when the executor's last message came from this core).
     ///
     /// An answer that arrives while Node's thread sleeps in its event loop wakes it from
-    /// `epoll`, which on these machines costs more than a trivial run's whole work (measured:
-    /// `1 + 1` took 22.1 µs a run; with Node's thread kept busy for 10 µs after `run()`, 13.0
-    /// µs). An answer queued while Node's thread still runs is taken by the next turn of the
+    /// `epoll`, which costs more than a trivial run's whole work (bench/README.md, "Node's
+    /// thread waits for an executor's first answer"). An answer queued while Node's thread still runs is taken by the next turn of the
     /// loop without sleeping. Longer work costs Node's thread the wait and nothing more: the
     /// engine thread computes meanwhile. No wait while other executors are queued for engine
     /// threads: then Node's thread has work waiting (see `host.rs`, `Burst`). This executor's
     /// own job may still be queued, not yet taken by the pool thread that will serve it: it once
-    /// counted, and the 35–40 % of trivial runs whose job was not taken within the few hundred
-    /// nanoseconds before the first look got no wait and a wake-up from `epoll` (W2 histogram: a
-    /// second peak at 16–22 µs beside the one at 6 µs).
+    /// counted, and a third of trivial runs then got no wait and a wake-up from `epoll`.
     pub fn await_message(&self, since: u64) {
         let Some(spin) = Spin::keeping_core(&self.sender) else {
             return;

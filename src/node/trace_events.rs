@@ -1,4 +1,4 @@
-//! A run's trace in JS (issue 17): `CodeOutput.trace`, `ExecutorError.trace`, and the events
+//! A run's trace in JS: `CodeOutput.trace`, `ExecutorError.trace`, and the events
 //! `onEvent` receives as they happen. Events become plain objects with a `type` discriminant
 //! (typed as `TraceEvent` in `header.d.ts`); the values they carry are fresh copies.
 //!

@@ -1,5 +1,5 @@
 //! Copies values between the host and the shared value model with structured-clone semantics
-//! (DESIGN.md "Values across the boundary"), on Node's thread: Node's side of the walk in
+//! (docs/contract.md "Values across the boundary"), on Node's thread: Node's side of the walk in
 //! `crate::value::walk`.
 //!
 //! Host code is trusted: reading may run the host's getters and uses the host's own intrinsics
@@ -588,12 +588,13 @@ impl<'env> Source for HostValues<'env> {
     ) -> std::result::Result<Option<Value>, Refusal<Thrown<'env>>> {
         let refuse = |what: &str| Err(Refusal::What(what.into()));
         let failed = |error: napi::Error| Refusal::Thrown(lost(self.env, &error));
-        // SAFETY (all casts below): each one converts to the type `type_of` just reported,
-        // which runs no code.
+        // Each cast below converts to the type `type_of` just reported, which runs no code.
         let copied = match guarded::type_of(value) {
             ValueType::Undefined => Value::Undefined,
             ValueType::Null => Value::Null,
+            // SAFETY: a boolean, as `type_of` reported.
             ValueType::Boolean => Value::Bool(unsafe { value.cast::<bool>() }.map_err(failed)?),
+            // SAFETY: a number, as `type_of` reported.
             ValueType::Number => Value::Number(unsafe { value.cast::<f64>() }.map_err(failed)?),
             ValueType::String => return self.string_within(value, room).map(Some),
             // ToString of a BigInt primitive is its decimal digits and runs no code.

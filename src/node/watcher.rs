@@ -6,9 +6,8 @@
 //! One per environment, not one per executor: an executor's own helper and native function
 //! outlived it until one of V8's later collections (seconds after Node had collected the
 //! executor), and with them what they held of its host side, which kept the pages around it from
-//! going back to the system after a mass cleanup (measured: 3,000 executors that each awaited a
-//! tool, cleaned up, kept 37 MiB of RSS 16 s later; without the await, or with one more
-//! collection, 5 MiB).
+//! going back to the system after a mass cleanup (bench/README.md, "One promise watcher per Node
+//! environment").
 //!
 //! Only touched on Node's thread.
 
@@ -46,8 +45,8 @@ pub struct Watcher {
     /// `(promise, id) => then(promise, v => done(id, v, false), e => done(id, e, true))`.
     watch: FunctionRef<(), ()>,
     /// What to do when each watched promise settles, by watch number. Ordered maps of the
-    /// numbers here and in the executors' sets, not hash maps: nothing to hash (SipHash cost about
-    /// 590 instructions per awaited call, callgrind W3).
+    /// numbers here and in the executors' sets, not hash maps: nothing to hash, and hashing was a
+    /// visible part of an awaited call's cost.
     pending: Rc<RefCell<BTreeMap<u64, OnSettled>>>,
     next_id: Cell<u64>,
 }

@@ -1,13 +1,13 @@
-//! `ExecutorOptions` (§3.1, §3.3, DESIGN.md "Defaults beyond the spec"): what the caller passed,
-//! checked once into the values every layer uses. `rules` holds every option rule and message.
+//! `ExecutorOptions` (§3.1, §3.3, docs/contract.md "Defaults beyond the spec"): what the caller
+//! passed, checked once into the values every layer uses. Each option is declared once, below
+//! ([`declare::declare_options!`]); `rules` holds every option rule and message.
 
+pub mod declare;
 pub mod rules;
 
 use crate::diagnostic::Diagnostic;
-use rules::{
-    integer, log_budget_too_small, max_operations_valid, timeout_valid, MIN_LOG_BYTES,
-    OPTIONS_VALID,
-};
+use declare::{choice_option, declare_options, Bounds, Choice, JsDefault};
+use rules::{log_budget_too_small, max_operations_valid, timeout_valid, MIN_LOG_BYTES};
 
 /// The console levels of §7.3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,91 +31,31 @@ impl LogLevel {
             Self::Error => "error",
         }
     }
+}
 
-    fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|level| level.as_str() == name)
-    }
+impl Choice for LogLevel {
+    const NAMED: &'static [(&'static str, Self)] = &[
+        ("log", Self::Log),
+        ("info", Self::Info),
+        ("warn", Self::Warn),
+        ("error", Self::Error),
+    ];
 }
 
 /// §2.3's concurrency policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RunConcurrency {
+    #[default]
     Reject,
     Queue,
 }
 
-/// The options exactly as the caller gave them: numbers stay `f64` so that `NaN`, `-1` or `1.5`
-/// reach the rules that report them (`max_operations_valid`, `timeout_valid`) instead of being
-/// lost in a conversion.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RawOptions {
-    pub max_operations: Option<f64>,
-    pub timeout_ms: Option<f64>,
-    pub run_concurrency: Option<String>,
-    pub max_queued_runs: Option<f64>,
-    pub authorized_imports: Option<Vec<String>>,
-    pub max_log_bytes: Option<f64>,
-    pub collect_console_levels: Option<Vec<String>>,
-    pub memory_limit_bytes: Option<f64>,
-    pub max_stack_bytes: Option<f64>,
-    pub max_value_bytes: Option<f64>,
-    pub max_canvas_size: Option<f64>,
-    pub trace: Option<bool>,
-    pub max_trace_bytes: Option<f64>,
-    pub timers: Option<bool>,
+impl Choice for RunConcurrency {
+    const NAMED: &'static [(&'static str, Self)] =
+        &[("reject", Self::Reject), ("queue", Self::Queue)];
 }
 
-/// Checked options with the defaults of §3.3 filled in.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Options {
-    pub max_operations: u64,
-    pub timeout_ms: u64,
-    pub run_concurrency: RunConcurrency,
-    pub max_queued_runs: usize,
-    pub authorized_imports: Vec<String>,
-    pub max_log_bytes: usize,
-    pub collect_console_levels: Vec<LogLevel>,
-    pub memory_limit_bytes: usize,
-    pub max_stack_bytes: usize,
-    /// The most bytes one copied value may take (see `value::walk::Reader::size_of`).
-    pub max_value_bytes: u64,
-    /// The largest width or height of a sandbox canvas, in pixels.
-    pub max_canvas_size: u32,
-    /// Modules `import()` can load (by name), checked by the napi layer, which reads them.
-    pub modules: Vec<(String, crate::modules::ModuleSpec)>,
-    /// Whether runs record their events in their result (`trace`; a run may say otherwise).
-    pub trace: bool,
-    /// The budget of one run's recorded events (`maxTraceBytes`).
-    pub max_trace_bytes: usize,
-    /// Whether the sandbox has `setTimeout`/`setInterval` and their `clear*` (off by default:
-    /// §5.2 does not inject timers).
-    pub timers: bool,
-    /// The key snapshots are signed with and restores require (`snapshotKey`), if any.
-    pub snapshot_key: Option<std::sync::Arc<[u8]>>,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Self {
-            max_operations: 50_000,
-            timeout_ms: 10_000,
-            run_concurrency: RunConcurrency::Reject,
-            max_queued_runs: 0,
-            authorized_imports: Vec::new(),
-            max_log_bytes: 262_144,
-            collect_console_levels: LogLevel::ALL.to_vec(),
-            memory_limit_bytes: 256 * 1024 * 1024,
-            max_stack_bytes: 1024 * 1024,
-            max_value_bytes: DEFAULT_MAX_VALUE_BYTES,
-            max_canvas_size: crate::canvas::DEFAULT_MAX_CANVAS_SIZE,
-            modules: Vec::new(),
-            trace: false,
-            max_trace_bytes: DEFAULT_MAX_TRACE_BYTES,
-            timers: false,
-            snapshot_key: None,
-        }
-    }
-}
+choice_option!(RunConcurrency);
 
 /// `maxValueBytes`' default: 64 MiB, far more than an agent's values need, small enough that the
 /// copies of a run cannot take the host's memory (they are outside the sandbox's heap limit).
@@ -123,6 +63,7 @@ pub const DEFAULT_MAX_VALUE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// `maxValueBytes` may not be smaller than this: an error's message alone must fit.
 const MIN_MAX_VALUE_BYTES: f64 = 1024.0;
+
 /// The default of `maxTraceBytes`: what one run's recorded events may hold.
 pub const DEFAULT_MAX_TRACE_BYTES: usize = 1024 * 1024;
 
@@ -135,122 +76,138 @@ const MIN_MEMORY_LIMIT_BYTES: f64 = 64.0 * 1024.0;
 
 /// The largest `maxCanvasSize`: tiny-skia's own limit on a bitmap side is far above, but a
 /// 32768×32768 canvas already holds 4 GiB of pixels.
-const MAX_CANVAS_SIZE: u32 = 32_768;
+const MAX_CANVAS_SIZE: u64 = 32_768;
 
 /// The smallest `maxStackBytes`: below it QuickJS cannot even start a run.
 pub const MIN_STACK_BYTES: usize = 16 * 1024;
 
-/// The largest `maxStackBytes` (issue 12): every engine thread's stack is sized to hold a
-/// QuickJS stack of this depth (plus oxc's below it), and it is the largest limit rquickjs
-/// passes on to QuickJS (a larger one it silently turns into "no limit", and deep recursion then
-/// ran off the thread's stack and took the host process down). A deeper limit is refused.
+/// The largest `maxStackBytes`: every engine thread's stack is sized to hold a QuickJS stack of
+/// this depth (plus oxc's below it), and it is the largest limit rquickjs passes on to QuickJS
+/// (a larger one it silently turns into "no limit", and deep recursion then ran off the
+/// thread's stack and took the host process down). A deeper limit is refused.
 pub const MAX_STACK_BYTES: usize = 16 * 1024 * 1024;
+
+/// Every level, the default of `collectConsoleLevels`.
+const ALL_LEVELS: &[&str] = &["log", "info", "warn", "error"];
+
+declare_options! {
+    values {
+        /// Loop iterations a run may make before `ERR_MAX_OPS_EXCEEDED`.
+        max_operations: u64 = "maxOperations",
+            default JsDefault::Number(50_000.0),
+            bounds Bounds::at_least(1.0).rule(max_operations_valid::RULE);
+        /// Wall-clock budget of a run in milliseconds.
+        timeout_ms: u64 = "timeoutMs",
+            default JsDefault::Number(10_000.0),
+            bounds Bounds::at_least(1.0).rule(timeout_valid::RULE);
+        /// What a `run()` does while another runs: refuse it, or queue it.
+        run_concurrency: RunConcurrency = "runConcurrency",
+            default JsDefault::Text("reject"),
+            bounds Bounds::NONE;
+        /// Queue capacity when `runConcurrency` is `"queue"`.
+        max_queued_runs: usize = "maxQueuedRuns",
+            default JsDefault::Number(0.0),
+            bounds Bounds::at_least(0.0);
+        /// Module names `import()` may load.
+        authorized_imports: Vec<String> = "authorizedImports",
+            default JsDefault::Texts(&[]),
+            bounds Bounds::naming("module names");
+        /// Budget of a run's `logs` in bytes; later output is cut and marked `...[TRUNCATED]`
+        /// (below 16384 `validateCode` gives the INFO `log_budget_too_small`).
+        max_log_bytes: usize = "maxLogBytes",
+            default JsDefault::Number(262_144.0),
+            bounds Bounds::at_least(MIN_LOG_BYTES).bytes();
+        /// Console levels collected into `logs`.
+        collect_console_levels: Vec<LogLevel> = "collectConsoleLevels",
+            default JsDefault::Texts(ALL_LEVELS),
+            bounds Bounds::NONE;
+        /// Heap limit of the executor's QuickJS runtime in bytes.
+        memory_limit_bytes: usize = "memoryLimitBytes",
+            default JsDefault::Number(256.0 * 1024.0 * 1024.0),
+            bounds Bounds::at_least(MIN_MEMORY_LIMIT_BYTES).bytes();
+        /// Stack limit of the executor's QuickJS runtime in bytes, at most the stack every
+        /// engine thread has for QuickJS.
+        max_stack_bytes: usize = "maxStackBytes",
+            default JsDefault::Number(1024.0 * 1024.0),
+            bounds Bounds::at_least(MIN_STACK_BYTES as f64)
+                .at_most(MAX_STACK_BYTES as u64)
+                .because("16 MiB, the stack every engine thread keeps for QuickJS")
+                .bytes();
+        /// The most bytes one value may take when it crosses between the host and the sandbox (an
+        /// output, a final answer, a tool's argument or result, a variable), counted as 8 bytes per
+        /// value plus its text and buffer bytes. A larger one is never cut: the copy fails with an
+        /// error naming the limit and the size.
+        max_value_bytes: u64 = "maxValueBytes",
+            default JsDefault::Number(DEFAULT_MAX_VALUE_BYTES as f64),
+            bounds Bounds::at_least(MIN_MAX_VALUE_BYTES).bytes();
+        /// The largest width or height of a sandbox canvas in pixels; `getCanvas` and
+        /// `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count against
+        /// `memoryLimitBytes`.
+        max_canvas_size: u32 = "maxCanvasSize",
+            default JsDefault::Number(crate::canvas::DEFAULT_MAX_CANVAS_SIZE as f64),
+            bounds Bounds::at_least(1.0).at_most(MAX_CANVAS_SIZE);
+        /// Gives the sandbox `setTimeout`, `clearTimeout`, `setInterval` and `clearInterval`
+        /// (spec §5.2 injects no timers: without this option, code using them gets a
+        /// `forbidden_global_access` warning and a `ReferenceError`). They run on the executor's own
+        /// clock, never past the run's deadline; a run waiting for a timer holds no engine thread;
+        /// the run waits for the Promise its code returns (not for timers), and timers still pending
+        /// when it ends are cancelled (`stats.timersCancelled`). A delay below 1 ms or above
+        /// 2147483647 ms is 1 ms (as in Node); at most 10000 timers are pending at once.
+        timers: bool = "timers",
+            default JsDefault::Boolean(false),
+            bounds Bounds::NONE;
+        /// Record every run's events in `CodeOutput.trace` (and `ExecutorError.trace`): its start
+        /// and end, each tool call with its arguments and result, `final_answer`, console entries
+        /// (`run(code, { trace })` decides per run).
+        trace: bool = "trace",
+            default JsDefault::Boolean(false),
+            bounds Bounds::NONE;
+        /// Budget of one run's trace in bytes (approximate, values included). A call or result
+        /// whose values do not fit is kept without them (`truncated: true`); an event that does
+        /// not fit at all is dropped and counted in the run's `run_end.droppedEvents`. `run_end`
+        /// is always kept.
+        max_trace_bytes: usize = "maxTraceBytes",
+            default JsDefault::Number(DEFAULT_MAX_TRACE_BYTES as f64),
+            bounds Bounds::at_least(MIN_MAX_TRACE_BYTES as f64).bytes();
+    }
+    host {
+        /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
+        /// text (run inside the sandbox, under the same guards), or an object whose functions become
+        /// exports that call the host like tools and whose other values are copied.
+        "modules": "Record<string, string | Record<string, unknown>>";
+        /// Called with each log entry while the run goes on (§10.2), in call order and before the
+        /// run's promise settles; what it throws is ignored.
+        "onLog": "(entry: LogEntry) => void";
+        /// Called with each trace event of every run as it happens, in order and before the run's
+        /// promise settles (the same events `trace` records, under the same budget); what it throws
+        /// is ignored. Does not by itself fill `CodeOutput.trace`.
+        "onEvent": "(event: TraceEvent) => void";
+        /// An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
+        /// a span, each tool call a child span (`execute_tool {name}`). Without it, the global
+        /// tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
+        /// package's JS entry (`lib/tracing.cjs`).
+        "tracer": "SpanTracer";
+        /// The key `snapshot()` signs snapshots with (HMAC-SHA256) and `restore` requires them to
+        /// be signed with: a string (its UTF-8 bytes) or bytes, at least 16 of them. Without it,
+        /// snapshots are unsigned (their checksum finds accidents, not tampering) and a signed
+        /// snapshot is refused.
+        "snapshotKey": "string | Uint8Array";
+    }
+    extra {
+        /// The registered modules (`modules`), read and copied by the napi layer.
+        modules: Vec<(String, crate::modules::ModuleSpec)> = Vec::new();
+        /// `snapshotKey`, read by the napi layer.
+        snapshot_key: Option<std::sync::Arc<[u8]>> = None;
+    }
+}
 
 impl Options {
     /// Checks `raw` and fills in defaults. Every problem is reported, not just the first; the
     /// non-blocking ones (INFO/WARNING) come back with the options.
     pub fn resolve(raw: &RawOptions) -> Result<(Options, Vec<Diagnostic>), Vec<Diagnostic>> {
-        let mut options = Options::default();
         let mut diagnostics = Vec::new();
-        let mut record =
-            |result: Result<Option<u64>, Diagnostic>, slot: &mut dyn FnMut(u64)| match result {
-                Ok(Some(value)) => slot(value),
-                Ok(None) => {}
-                Err(diagnostic) => diagnostics.push(diagnostic),
-            };
-        record(max_operations_valid::check(raw.max_operations), &mut |v| {
-            options.max_operations = v;
-        });
-        record(timeout_valid::check(raw.timeout_ms), &mut |v| {
-            options.timeout_ms = v;
-        });
-        record(
-            integer(raw.max_queued_runs, "maxQueuedRuns", 0.0, OPTIONS_VALID),
-            &mut |v| options.max_queued_runs = saturating_usize(v),
-        );
-        record(
-            integer(
-                raw.max_log_bytes,
-                "maxLogBytes",
-                MIN_LOG_BYTES,
-                OPTIONS_VALID,
-            ),
-            &mut |v| options.max_log_bytes = saturating_usize(v),
-        );
-        record(
-            integer(
-                raw.memory_limit_bytes,
-                "memoryLimitBytes",
-                MIN_MEMORY_LIMIT_BYTES,
-                OPTIONS_VALID,
-            ),
-            &mut |v| options.memory_limit_bytes = saturating_usize(v),
-        );
-        record(max_stack_bytes(raw.max_stack_bytes), &mut |v| {
-            options.max_stack_bytes = saturating_usize(v);
-        });
-        record(
-            integer(raw.max_canvas_size, "maxCanvasSize", 1.0, OPTIONS_VALID).and_then(|size| {
-                match size {
-                    Some(size) if size > u64::from(MAX_CANVAS_SIZE) => {
-                        Err(rules::canvas_size_too_large(size, MAX_CANVAS_SIZE))
-                    }
-                    other => Ok(other),
-                }
-            }),
-            &mut |v| options.max_canvas_size = u32::try_from(v).unwrap_or(MAX_CANVAS_SIZE),
-        );
-        #[allow(clippy::cast_precision_loss, reason = "1 KiB is exact in an f64")]
-        record(
-            integer(
-                raw.max_trace_bytes,
-                "maxTraceBytes",
-                MIN_MAX_TRACE_BYTES as f64,
-                OPTIONS_VALID,
-            ),
-            &mut |v| options.max_trace_bytes = saturating_usize(v),
-        );
-        if let Some(trace) = raw.trace {
-            options.trace = trace;
-        }
-
-        record(
-            integer(
-                raw.max_value_bytes,
-                "maxValueBytes",
-                MIN_MAX_VALUE_BYTES,
-                OPTIONS_VALID,
-            ),
-            &mut |v| options.max_value_bytes = v,
-        );
-
-        options.timers = raw.timers.unwrap_or(false);
-        if let Some(policy) = &raw.run_concurrency {
-            match policy.as_str() {
-                "reject" => options.run_concurrency = RunConcurrency::Reject,
-                "queue" => options.run_concurrency = RunConcurrency::Queue,
-                other => diagnostics.push(rules::run_concurrency(other)),
-            }
-        }
-        if let Some(imports) = &raw.authorized_imports {
-            if imports.iter().any(|name| name.trim().is_empty()) {
-                diagnostics.push(rules::empty_import_name());
-            }
-            options.authorized_imports = imports.clone();
-        }
-        if let Some(levels) = &raw.collect_console_levels {
-            let mut parsed = Vec::new();
-            for name in levels {
-                match LogLevel::parse(name) {
-                    Some(level) if !parsed.contains(&level) => parsed.push(level),
-                    Some(_) => {}
-                    None => diagnostics.push(rules::console_level(name)),
-                }
-            }
-            options.collect_console_levels = parsed;
-        }
+        let options = Options::check_each(raw, &mut diagnostics);
         diagnostics.extend(log_budget_too_small::check(raw.max_log_bytes));
-
         if diagnostics.iter().any(Diagnostic::is_error) {
             Err(diagnostics)
         } else {
@@ -259,26 +216,73 @@ impl Options {
     }
 }
 
-/// `maxStackBytes`: an integer in `MIN_STACK_BYTES..=MAX_STACK_BYTES`.
-fn max_stack_bytes(value: Option<f64>) -> Result<Option<u64>, Diagnostic> {
-    #[allow(clippy::cast_precision_loss, reason = "16 KiB is exact in an f64")]
-    let min = MIN_STACK_BYTES as f64;
-    match integer(value, "maxStackBytes", min, OPTIONS_VALID)? {
-        Some(bytes) if bytes > MAX_STACK_BYTES as u64 => {
-            Err(rules::stack_too_large(bytes, MAX_STACK_BYTES))
-        }
-        checked => Ok(checked),
-    }
-}
-
-fn saturating_usize(value: u64) -> usize {
-    usize::try_from(value).unwrap_or(usize::MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::diagnostic::DiagnosticSeverity;
+    use std::path::Path;
+
+    /// Where a generated text lives, and what it must hold now: docs/options.generated.md,
+    /// and the `ExecutorOptions` interface inside the typings' header (between its markers).
+    fn generated_files() -> Vec<(&'static str, String)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let docs = format!(
+            "<!-- Generated from the option declarations in src/options/mod.rs by `cargo test \
+             --lib options`; UPDATE_GENERATED=1 rewrites it. Do not edit. -->\n\n{}",
+            declare::markdown_table(TABLE)
+        );
+        let header_path = root.join("src/node/header.d.ts");
+        let header = std::fs::read_to_string(&header_path).expect("the typings' header");
+        let (start, end) = (HEADER_START, HEADER_END);
+        let before = header.split(start).next().expect("text before the marker");
+        let after = header
+            .split(end)
+            .nth(1)
+            .expect("the end marker in src/node/header.d.ts");
+        let interface = declare::typescript_interface("ExecutorOptions", TABLE);
+        let header = format!(
+            "{before}{start}\n/** Options of §3.1 plus the resource limits (all optional). */\n\
+             {interface}{end}{after}"
+        );
+        vec![
+            ("docs/options.generated.md", docs),
+            ("src/node/header.d.ts", header),
+        ]
+    }
+
+    const HEADER_START: &str =
+        "// Generated from the option declarations in src/options/mod.rs by `cargo test --lib\n\
+        // options`; UPDATE_GENERATED=1 rewrites it.";
+    const HEADER_END: &str = "// End of the generated ExecutorOptions.";
+
+    #[test]
+    fn the_generated_typings_and_docs_table_match_the_declarations() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let update = std::env::var_os("UPDATE_GENERATED").is_some();
+        for (path, wanted) in generated_files() {
+            let path = root.join(path);
+            if update {
+                std::fs::write(&path, &wanted).expect("writable");
+            }
+            let found = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                found == wanted,
+                "{} is out of date: run `UPDATE_GENERATED=1 cargo test --lib options`",
+                path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn every_declared_default_passes_its_own_check_and_names_are_unique() {
+        let mut diagnostics = Vec::new();
+        Options::check_each(&RawOptions::default(), &mut diagnostics);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let mut names: Vec<&str> = TABLE.iter().map(|option| option.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TABLE.len());
+    }
 
     fn rules(raw: RawOptions) -> Vec<&'static str> {
         match Options::resolve(&raw) {

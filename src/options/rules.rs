@@ -25,8 +25,11 @@ pub fn integer(
 ) -> Result<Option<u64>, Diagnostic> {
     let Some(value) = value else { return Ok(None) };
     if value.is_finite() && value.fract() == 0.0 && (min..=MAX_SAFE_INTEGER).contains(&value) {
-        // The range check above makes the conversion exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "the range check above makes the conversion exact"
+        )]
         return Ok(Some(value as u64));
     }
     Err(Diagnostic::error(
@@ -97,6 +100,17 @@ pub fn on_log_not_a_function() -> Diagnostic {
     refused("onLog must be a function")
 }
 
+/// The fewest bytes a `snapshotKey` may have: an HMAC key much shorter is easy to guess.
+pub const MIN_SNAPSHOT_KEY_BYTES: usize = 16;
+
+/// `options_valid`: a `snapshotKey` that is neither a string nor a `Uint8Array` of at least
+/// [`MIN_SNAPSHOT_KEY_BYTES`] bytes.
+pub fn snapshot_key_invalid() -> Diagnostic {
+    refused(format!(
+        "snapshotKey must be a string or a Uint8Array of at least {MIN_SNAPSHOT_KEY_BYTES} bytes"
+    ))
+}
+
 /// `options_valid`: a registered module that is neither source text nor an object.
 pub fn not_a_module(name: &str) -> Diagnostic {
     refused(format!(
@@ -120,41 +134,48 @@ pub fn uncopyable(error: &crate::value::CloneError) -> Diagnostic {
     refused(error.to_string())
 }
 
-/// `options_valid`: a `maxCanvasSize` above what the canvas allows.
-pub fn canvas_size_too_large(got: u64, max: u32) -> Diagnostic {
-    refused(format!("maxCanvasSize must be at most {max}, got {got}")).with_fix(format!(
-        "Pass maxCanvasSize as a whole number from 1 to {max}."
+/// `options_valid`: an integer option above its largest value (`reason` says why it is the
+/// largest, where that is not obvious).
+pub fn too_large(name: &str, got: u64, min: f64, max: u64, reason: Option<&str>) -> Diagnostic {
+    let why = reason
+        .map(|reason| format!(" ({reason})"))
+        .unwrap_or_default();
+    refused(format!("{name} must be at most {max}{why}, got {got}")).with_fix(format!(
+        "Pass {name} as a whole number from {} to {max}.",
+        js_number(min)
     ))
 }
 
-/// `options_valid`: a `maxStackBytes` above the stack every engine thread keeps for QuickJS.
-pub fn stack_too_large(got: u64, max: usize) -> Diagnostic {
+/// `options_valid`: an option that must be one of `alternatives` (`"reject" or "queue"`).
+pub fn not_one_of(name: &str, alternatives: &str, got: &str) -> Diagnostic {
+    refused(format!("{name} must be {alternatives}, got {got:?}"))
+        .with_fix(format!("Use {name}: {alternatives}."))
+}
+
+/// `options_valid`: a list option holding an empty name (`items` says what they name).
+pub fn empty_name(name: &str, items: &str) -> Diagnostic {
+    refused(format!("{name} must hold non-empty {items}"))
+        .with_fix(format!("Remove the empty entries from {name}."))
+}
+
+/// `options_valid`: a list option holding something other than the names it allows.
+pub fn not_among(name: &str, allowed: &[&str], got: &str) -> Diagnostic {
+    let quoted: Vec<String> = allowed.iter().map(|item| format!("{item:?}")).collect();
+    let fix = match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.concat(),
+    };
     refused(format!(
-        "maxStackBytes must be at most {max} (16 MiB, the stack every engine thread keeps for QuickJS), got {got}"
+        "{name} holds {got:?}; allowed: {}",
+        allowed.join(", ")
     ))
-    .with_fix(format!("Pass maxStackBytes of at most {max}."))
+    .with_fix(format!("Use only {fix}."))
 }
 
-/// `options_valid`: an unknown `runConcurrency`.
-pub fn run_concurrency(got: &str) -> Diagnostic {
-    refused(format!(
-        "runConcurrency must be \"reject\" or \"queue\", got {got:?}"
-    ))
-    .with_fix("Use runConcurrency: \"reject\" or \"queue\".")
-}
-
-/// `options_valid`: an empty name in `authorizedImports`.
-pub fn empty_import_name() -> Diagnostic {
-    refused("authorizedImports must hold non-empty module names")
-        .with_fix("Remove the empty entries from authorizedImports.")
-}
-
-/// `options_valid`: an unknown console level.
-pub fn console_level(name: &str) -> Diagnostic {
-    refused(format!(
-        "collectConsoleLevels holds {name:?}; allowed: log, info, warn, error"
-    ))
-    .with_fix("Use only \"log\", \"info\", \"warn\" and \"error\".")
+/// `options_valid`: an option declared with a default its own check refuses (a mistake in the
+/// declaration, which the options' tests catch).
+pub fn bad_default(name: &str) -> Diagnostic {
+    refused(format!("{name} has a declared default of the wrong kind"))
 }
 
 pub mod max_operations_valid {

@@ -1,11 +1,11 @@
 //! Parsing agent code (§2.2 VALIDATE, rule `syntax_valid`).
 //!
 //! The code is parsed as the body of an async function (`PREFIX` + code + `SUFFIX`): that is the
-//! grammar DESIGN.md gives agent code — top-level `await` and `return` allowed, sloppy mode unless
-//! a `"use strict"` directive says otherwise — and it is what oxc can parse exactly (a script
-//! goal rejects top-level `await`, a module goal imposes strict mode). Code that parses as
+//! grammar docs/contract.md gives agent code — top-level `await` and `return` allowed, sloppy mode
+//! unless a `"use strict"` directive says otherwise — and it is what oxc can parse exactly (a
+//! script goal rejects top-level `await`, a module goal imposes strict mode). Code that parses as
 //! JavaScript is taken as such; otherwise it is tried as TypeScript, whose annotations are then
-//! stripped (DESIGN.md "TypeScript-annotated agent code").
+//! stripped (docs/contract.md "Where we go beyond SES").
 
 use std::path::Path;
 

@@ -1,5 +1,5 @@
 //! Maps positions in the transformed code back to the user's code, so that runtime errors name
-//! the user's own line and column (DESIGN.md "Errors").
+//! the user's own line and column (docs/contract.md "Errors").
 
 use oxc_sourcemap::SourceMap;
 

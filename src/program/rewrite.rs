@@ -1,9 +1,9 @@
 //! The rewrite of §2.2 TRANSFORM: the run's result (the last expression's value, or a top-level
-//! `return`'s). Nothing else changes: the user's statements stay where they are, so that they
-//! mean what they mean in a global script (DESIGN.md "Script semantics first"). The loop guard
+//! `return`'s). Nothing else changes: the user's statements stay where they are, so that they mean
+//! what they mean in a global script (docs/contract.md "Script semantics first"). The loop guard
 //! (§6.3) is not a rewrite: QuickJS compiles it into every loop body itself (the engine's
-//! `reflect::install_loop_guard`, QuickJS patch 0600), so no name lookup or call per iteration
-//! is needed and no code can bypass it.
+//! `reflect::install_loop_guard`, QuickJS patch 0600), so no name lookup or call per iteration is
+//! needed and no code can bypass it.
 //!
 //! The parsed program is the wrapper function of `parse.rs`; its body becomes a global script,
 //! which the engine evaluates as a REPL input with top-level `await` and `return` (see

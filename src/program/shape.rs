@@ -1,9 +1,9 @@
-//! The top-level shape of agent code, as the differential suite (`engine/tests/conformance`) needs it
-//! to run the same program as plain scripts: where its statements start, whether it gives a
-//! value, whether it awaits at the top level. Parsed in the executor's own grammar (the body of
-//! an async function, `parse.rs`), JavaScript only.
+//! The top-level shape of agent code, as the differential suite (`engine/tests/conformance`) needs
+//! it to run the same program as plain scripts: where its statements start, whether it gives a
+//! value, whether it awaits at the top level. Parsed in the executor's own grammar (the body of an
+//! async function, `parse.rs`), JavaScript only.
 //!
-//! DESIGN.md "Script semantics first" and "Output" (which statement gives the run's value).
+//! docs/contract.md "Script semantics first" and "Output" (which statement gives the run's value).
 
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{

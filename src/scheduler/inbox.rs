@@ -7,10 +7,9 @@
 //! answer.
 //!
 //! Between a message the engine sends (a tool call, a run's answer) and the reply it waits for
-//! (the tool's answer, the next run) lies one round trip through Node's thread, typically
-//! 5–40 µs. Sleeping through that gap costs a wake-up from idle on the way back, which on these
-//! virtual machines is itself 10–20 µs (TOOLCHAIN-NOTES, "Cross-thread hops are dominated by
-//! wake-up from idle"). So a waiting thread polls first ([`SPIN`]; see [`Spin`] for how it
+//! (the tool's answer, the next run) lies one round trip through Node's thread, and sleeping
+//! through it adds a wake-up from idle that costs as much as the trip (bench/README.md,
+//! "Cross-thread hops and wake-ups"). So a waiting thread polls first ([`SPIN`]; see [`Spin`] for how it
 //! keeps from holding a core another thread wants), and only then sleeps.
 //!
 //! Spec: §7.4 (tool answers reach the engine here) and §2.3 (runs arrive in order).

@@ -19,8 +19,8 @@
 //!
 //! The size bounds the threads that compute. A run waiting for a synchronous tool holds its
 //! thread, computing nothing, while Node's thread answers; with many executors Node's thread has
-//! a backlog, and that wait grows (W12, 1,000 executors running W9: a sync call took 12 µs alone
-//! and 0.55 ms on average among them, a third of each step). So a thread that waits for Node
+//! a backlog, and that wait grows to a large part of each step (bench/README.md, "Threads blocked
+//! on Node's thread hand the queue over"). So a thread that waits for Node
 //! while executors are queued ([`Blocked`]) lets another thread take the queue: up to
 //! [`BLOCKED_EXTRA`] threads beyond the size, as Go's scheduler hands a blocked thread's
 //! processor over. Free threads take a job only while fewer than the size compute; a thread

@@ -1,27 +1,17 @@
 //! Waiting a few microseconds for another thread's message without sleeping, as the engine's
-//! threads and Node's do for each other's answers: a thread that sleeps costs a wake-up, tens of
-//! microseconds on these machines, where a synchronous tool call's whole round trip takes
-//! under two.
+//! threads and Node's do for each other's answers: a wake-up costs more than a synchronous tool
+//! call's whole round trip.
 //!
-//! For the first [`PAUSE_PHASE`] of a wait each round only issues the CPU's spin-wait hint: most
-//! answers come within it, and a yield costs a system call and a pass through the scheduler
-//! (measured: W4 1.80 → 1.60 µs a call, W3 2.82 → 2.41). After it each round yields the core: on
-//! a machine with more runnable threads than cores the thread that will answer may need this
-//! one, and a pure spin made every hop slower there. With one core there is no first phase: the
-//! answering thread cannot run while this one spins (measured with both threads held on one
-//! core: W4 8.3 µs a call, of which the spinning took half).
+//! For the first [`PAUSE_PHASE`] of a wait each round only issues the CPU's spin-wait hint (most
+//! answers come within it, and a yield is a system call); then each round yields the core, which
+//! the answering thread may need. With one core there is no first phase: the answering thread
+//! cannot run while this one spins. Figures: bench/README.md, "Spin waits".
 //!
-//! Node's thread must not give its core away: it waits with [`Spin::keeping_core`], which never
-//! yields. The engine thread it just handed work to may run on Node's own core (the kernel
-//! wakes a thread where it last ran), and a yield hands that thread the core for as long as it
-//! computes: Node's thread, still runnable, then waits for the end of the other's time slice or
-//! for the balancer to move one of them, about 3 ms on these machines, while the other core
-//! idles (`perf sched timehist` under W6: after `run()` the engine thread ran 3.27 ms on Node's
-//! core before it moved, Node's event loop stalled throughout, W6's median twice the floor of a
-//! bare worker). Where the answering thread last ran on Node's core ([`Core`]), spinning would
-//! only keep it from running: Node's thread does not wait at all but sleeps in its event loop,
-//! and the kernel wakes it on a free core if there is one (a competing process on the other
-//! core: W4 8.4 µs a call with yields, 32 µs spinning without, 5.6 µs so).
+//! Node's thread waits with [`Spin::keeping_core`], which never yields: the engine thread it just
+//! woke may run on Node's own core, and a yield would give it that core for a whole time slice
+//! while Node's event loop stalls. Where the answering thread last ran on Node's core
+//! ([`Core`]), Node's thread does not wait at all but sleeps in its event loop, so the kernel can
+//! wake it on a free core. Figures: bench/README.md, "Node's thread keeps its core".
 //!
 //! A thread that waits for each of a series of messages in turn (Node's thread for the calls of
 //! a tool loop) bounds the series with a [`Chain`], so that its other work gets its turn.

@@ -46,6 +46,8 @@ pub enum Symbol {
     Local(Option<String>),
     /// `Symbol.for(key)`.
     Registered(String),
+    /// A well-known symbol, by its name (`iterator` for `Symbol.iterator`).
+    WellKnown(String),
 }
 
 /// A value as the image holds it.

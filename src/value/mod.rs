@@ -1,7 +1,7 @@
-//! The value model shared by the engine and the napi layer: what a value becomes while it
-//! crosses between the host and a sandbox (DESIGN.md "Values across the boundary"). It follows
-//! structured-clone semantics (what `postMessage` copies) and holds only owned data, so it can
-//! move between threads and nothing in it refers to either heap.
+//! The value model shared by the engine and the napi layer: what a value becomes while it crosses
+//! between the host and a sandbox (docs/contract.md "Values across the boundary"). It follows
+//! structured-clone semantics (what `postMessage` copies) and holds only owned data, so it can move
+//! between threads and nothing in it refers to either heap.
 //!
 //! Cycles and shared references survive the copy. Every *object* variant (`Array`, `Object`,
 //! `Date`, `RegExp`, `Map`, `Set`, `Error`, `ArrayBuffer`, `TypedArray`) is numbered 0, 1, 2, …

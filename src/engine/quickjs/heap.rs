@@ -9,9 +9,9 @@
 //!
 //! Freed runtimes' memory goes back to the system. glibc keeps what is freed in the arena of the
 //! thread that allocated it, and hands back only the free space at the top of a heap, so after
-//! thousands of executors were cleaned up the process kept all they had held (measured: 3,000
-//! executors took RSS from 46 to 466 MiB, and it stayed there after cleanup; re-creating them
-//! grew it further, because a pool thread cannot reuse what another thread's arena holds). So
+//! thousands of executors were cleaned up the process kept all they had held, and creating them
+//! again grew it further, because a pool thread cannot reuse what another thread's arena holds
+//! (bench/README.md, "Freed heaps go back to the system"). So
 //! once runtimes (or executors' host sides) have been freed, a pool thread asks glibc to return
 //! every free page of every arena (`malloc_trim`): a second after the last free
 //! ([`TRIM_DELAY`]), or [`TRIM_MAX_DELAY`] after the first while frees keep coming, so that a
@@ -146,19 +146,19 @@ pub struct MeteredAllocator(pub Rc<HeapMeter>);
 mod system {
     use std::ffi::c_void;
 
-    pub(in crate::engine) fn alloc(size: usize) -> *mut u8 {
+    pub(crate) fn alloc(size: usize) -> *mut u8 {
         // SAFETY: malloc has no preconditions; a null result is passed on as a refusal.
         unsafe { libc::malloc(size) }.cast()
     }
 
-    pub(in crate::engine) fn calloc(count: usize, size: usize) -> *mut u8 {
+    pub(crate) fn calloc(count: usize, size: usize) -> *mut u8 {
         // SAFETY: calloc has no preconditions and refuses an overflowing product itself.
         unsafe { libc::calloc(count, size) }.cast()
     }
 
     /// # Safety
     /// `block` is a live block of this allocator.
-    pub(in crate::engine) unsafe fn realloc(block: *mut u8, size: usize) -> *mut u8 {
+    pub(crate) unsafe fn realloc(block: *mut u8, size: usize) -> *mut u8 {
         // SAFETY: the caller passes a live block. Never 0 bytes: `realloc(p, 0)` may free the
         // block and return null, which the caller would take for a refusal that kept it.
         unsafe { libc::realloc(block.cast::<c_void>(), size.max(1)) }.cast()
@@ -166,20 +166,22 @@ mod system {
 
     /// # Safety
     /// `block` is a live block of this allocator.
-    pub(in crate::engine) unsafe fn free(block: *mut u8) {
+    pub(crate) unsafe fn free(block: *mut u8) {
         // SAFETY: the caller passes a live block.
         unsafe { libc::free(block.cast::<c_void>()) }
     }
 
     /// # Safety
     /// `block` is a live block of this allocator.
-    pub(in crate::engine) unsafe fn usable_size(block: *mut u8) -> usize {
-        // SAFETY (all three): the caller passes a live block of the C allocator.
+    pub(crate) unsafe fn usable_size(block: *mut u8) -> usize {
         #[cfg(target_os = "linux")]
+        // SAFETY: the caller passes a live block of the C allocator.
         let size = unsafe { libc::malloc_usable_size(block.cast::<c_void>()) };
         #[cfg(target_vendor = "apple")]
+        // SAFETY: the caller passes a live block of the C allocator.
         let size = unsafe { libc::malloc_size(block.cast::<c_void>().cast_const()) };
         #[cfg(windows)]
+        // SAFETY: the caller passes a live block of the C allocator.
         let size = unsafe { libc::_msize(block.cast::<c_void>()) };
         size
     }
@@ -193,11 +195,11 @@ mod system {
 
     use rquickjs::allocator::{Allocator, RustAllocator};
 
-    pub(in crate::engine) fn alloc(size: usize) -> *mut u8 {
+    pub(crate) fn alloc(size: usize) -> *mut u8 {
         RustAllocator.alloc(size)
     }
 
-    pub(in crate::engine) fn calloc(count: usize, size: usize) -> *mut u8 {
+    pub(crate) fn calloc(count: usize, size: usize) -> *mut u8 {
         // `RustAllocator::calloc` panics on an overflowing product, and a panic must not unwind
         // into C: an impossible request is refused like any failed allocation.
         match count.checked_mul(size) {
@@ -206,17 +208,17 @@ mod system {
         }
     }
 
-    pub(in crate::engine) unsafe fn realloc(block: *mut u8, size: usize) -> *mut u8 {
+    pub(crate) unsafe fn realloc(block: *mut u8, size: usize) -> *mut u8 {
         // SAFETY: the caller passes a live block of `RustAllocator`.
         unsafe { RustAllocator.realloc(block, size) }
     }
 
-    pub(in crate::engine) unsafe fn free(block: *mut u8) {
+    pub(crate) unsafe fn free(block: *mut u8) {
         // SAFETY: the caller passes a live block of `RustAllocator`.
         unsafe { RustAllocator.dealloc(block) }
     }
 
-    pub(in crate::engine) unsafe fn usable_size(block: *mut u8) -> usize {
+    pub(crate) unsafe fn usable_size(block: *mut u8) -> usize {
         // SAFETY: the caller passes a live block of `RustAllocator`.
         unsafe { RustAllocator::usable_size(block) }
     }
@@ -287,6 +289,7 @@ mod tests {
         let b = allocator.calloc(10, 100);
         assert!(meter.peak() >= 2000);
         let at_peak = meter.peak();
+        // SAFETY: both blocks came from this allocator and are freed once.
         unsafe {
             allocator.dealloc(a);
             allocator.dealloc(b);
@@ -299,10 +302,8 @@ mod tests {
     /// Patches 0300, 0301 and 0710 (vendor/quickjs-patches/): what QuickJS takes from the
     /// allocator for a fresh runtime and context is close to what it uses (size-class arenas
     /// start small instead of at 4 KB each, the first ones of large blocks hold one or two, and
-    /// they stay at 1 KB while a class is in light use). For a context with every built-in:
-    /// 1.11 times with all three, 1.12 times without 0710, 1.23 times with 0300 alone, 1.57
-    /// times with none; for the engine's context, whose lazy groups (patch 0700) leave most
-    /// large-block classes with one or two blocks in use, 1.10 times, and 1.16 without 0710.
+    /// they stay at 1 KB while a class is in light use). Each patch's share: bench/README.md,
+    /// "What a fresh runtime takes from the allocator".
     #[test]
     fn a_fresh_runtime_holds_little_more_than_it_uses() {
         let held_for_used = |new_context: fn(&rquickjs::Runtime) -> rquickjs::Context| {
@@ -335,9 +336,11 @@ mod tests {
         let meter = Rc::new(HeapMeter::default());
         let mut allocator = MeteredAllocator(Rc::clone(&meter));
         let block = allocator.alloc(8);
+        // SAFETY: `block` is a live block of this allocator, not used after the move.
         let grown = unsafe { allocator.realloc(block, 4096) };
         assert!(meter.peak() >= 4096);
         assert!(allocator.calloc(usize::MAX, 2).is_null());
+        // SAFETY: `grown` is live and freed once.
         unsafe { allocator.dealloc(grown) };
         meter.begin_run();
         assert_eq!(meter.peak(), 0);
@@ -350,9 +353,12 @@ mod tests {
         let meter = Rc::new(HeapMeter::default());
         let mut allocator = MeteredAllocator(Rc::clone(&meter));
         let block = allocator.alloc(64);
+        // SAFETY: `block` is a live block of this allocator, not used after the move.
         let kept = unsafe { allocator.realloc(block, 0) };
         assert!(!kept.is_null());
+        // SAFETY: `kept` is a live block of this allocator.
         assert_eq!(meter.held(), unsafe { MeteredAllocator::usable_size(kept) });
+        // SAFETY: `kept` is live and freed once.
         unsafe { allocator.dealloc(kept) };
         assert_eq!(meter.held(), 0);
     }
@@ -368,15 +374,18 @@ mod tests {
             let block = allocator.alloc(size);
             assert!(!block.is_null());
             assert_eq!(block as usize % 8, 0, "{size} bytes");
+            // SAFETY: `block` is a live block of this allocator.
             assert!(unsafe { MeteredAllocator::usable_size(block) } >= size);
             blocks.push(block);
         }
         let held: usize = blocks
             .iter()
+            // SAFETY: every block is live until the loop below frees it.
             .map(|block| unsafe { MeteredAllocator::usable_size(*block) })
             .sum();
         assert_eq!(meter.held(), held);
         for block in blocks {
+            // SAFETY: each block is live and freed once.
             unsafe { allocator.dealloc(block) };
         }
         assert_eq!(meter.held(), 0);

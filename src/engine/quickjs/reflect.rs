@@ -26,63 +26,63 @@ use crate::value::TypedArrayKind;
 
 /// Prototype chains are walked for constructor names and inherited data properties; a chain this
 /// long only exists to slow the caller down.
-pub(in crate::engine) const MAX_PROTO_HOPS: usize = 1_000;
+pub(crate) const MAX_PROTO_HOPS: usize = 1_000;
 /// QuickJS stores array indices up to 2^31 - 2 as tagged integer atoms.
-pub(in crate::engine) const ATOM_TAG_INT: u32 = 1 << 31;
+pub(crate) const ATOM_TAG_INT: u32 = 1 << 31;
 
 /// `own_atoms` flags: string keys, symbol keys, enumerable ones only.
-pub(in crate::engine) const KEYS_STRINGS: u32 = qjs::JS_GPN_STRING_MASK;
-pub(in crate::engine) const KEYS_SYMBOLS: u32 = qjs::JS_GPN_SYMBOL_MASK;
-pub(in crate::engine) const KEYS_ENUMERABLE: u32 = qjs::JS_GPN_ENUM_ONLY;
+pub(crate) const KEYS_STRINGS: u32 = qjs::JS_GPN_STRING_MASK;
+pub(crate) const KEYS_SYMBOLS: u32 = qjs::JS_GPN_SYMBOL_MASK;
+pub(crate) const KEYS_ENUMERABLE: u32 = qjs::JS_GPN_ENUM_ONLY;
 
 // Class ids of the built-in classes of the quickjs-ng bundled with rquickjs 0.14.0 (the
 // `JS_CLASS_*` enum in quickjs.c, which the C header does not export). The test
 // `class_ids_match_bundled_quickjs` pins them.
-pub(in crate::engine) const CLASS_OBJECT: u32 = 1;
-pub(in crate::engine) const CLASS_ARRAY: u32 = 2;
-pub(in crate::engine) const CLASS_ERROR: u32 = 3;
-pub(in crate::engine) const CLASS_NUMBER: u32 = 4;
-pub(in crate::engine) const CLASS_STRING: u32 = 5;
-pub(in crate::engine) const CLASS_BOOLEAN: u32 = 6;
-pub(in crate::engine) const CLASS_SYMBOL: u32 = 7;
-pub(in crate::engine) const CLASS_ARGUMENTS: u32 = 8;
-pub(in crate::engine) const CLASS_MAPPED_ARGUMENTS: u32 = 9;
-pub(in crate::engine) const CLASS_DATE: u32 = 10;
-pub(in crate::engine) const CLASS_MODULE_NS: u32 = 11;
-pub(in crate::engine) const CLASS_C_FUNCTION: u32 = 12;
-pub(in crate::engine) const CLASS_BYTECODE_FUNCTION: u32 = 13;
-pub(in crate::engine) const CLASS_GENERATOR_FUNCTION: u32 = 17;
-pub(in crate::engine) const CLASS_REGEXP: u32 = 19;
-pub(in crate::engine) const CLASS_ARRAY_BUFFER: u32 = 20;
-pub(in crate::engine) const CLASS_SHARED_ARRAY_BUFFER: u32 = 21;
-pub(in crate::engine) const CLASS_UINT8C_ARRAY: u32 = 22;
-pub(in crate::engine) const CLASS_INT8_ARRAY: u32 = 23;
-pub(in crate::engine) const CLASS_UINT8_ARRAY: u32 = 24;
-pub(in crate::engine) const CLASS_INT16_ARRAY: u32 = 25;
-pub(in crate::engine) const CLASS_UINT16_ARRAY: u32 = 26;
-pub(in crate::engine) const CLASS_INT32_ARRAY: u32 = 27;
-pub(in crate::engine) const CLASS_UINT32_ARRAY: u32 = 28;
-pub(in crate::engine) const CLASS_BIG_INT64_ARRAY: u32 = 29;
-pub(in crate::engine) const CLASS_BIG_UINT64_ARRAY: u32 = 30;
-pub(in crate::engine) const CLASS_FLOAT16_ARRAY: u32 = 31;
-pub(in crate::engine) const CLASS_FLOAT32_ARRAY: u32 = 32;
-pub(in crate::engine) const CLASS_FLOAT64_ARRAY: u32 = 33;
-pub(in crate::engine) const CLASS_DATAVIEW: u32 = 34;
-pub(in crate::engine) const CLASS_BIG_INT: u32 = 35;
-pub(in crate::engine) const CLASS_MAP: u32 = 36;
-pub(in crate::engine) const CLASS_SET: u32 = 37;
-pub(in crate::engine) const CLASS_WEAKMAP: u32 = 38;
-pub(in crate::engine) const CLASS_WEAKSET: u32 = 39;
-pub(in crate::engine) const CLASS_MAP_ITERATOR: u32 = 44;
-pub(in crate::engine) const CLASS_SET_ITERATOR: u32 = 45;
-pub(in crate::engine) const CLASS_PROMISE: u32 = 52;
-pub(in crate::engine) const CLASS_ASYNC_FUNCTION: u32 = 55;
-pub(in crate::engine) const CLASS_ASYNC_GENERATOR_FUNCTION: u32 = 59;
+pub(crate) const CLASS_OBJECT: u32 = 1;
+pub(crate) const CLASS_ARRAY: u32 = 2;
+pub(crate) const CLASS_ERROR: u32 = 3;
+pub(crate) const CLASS_NUMBER: u32 = 4;
+pub(crate) const CLASS_STRING: u32 = 5;
+pub(crate) const CLASS_BOOLEAN: u32 = 6;
+pub(crate) const CLASS_SYMBOL: u32 = 7;
+pub(crate) const CLASS_ARGUMENTS: u32 = 8;
+pub(crate) const CLASS_MAPPED_ARGUMENTS: u32 = 9;
+pub(crate) const CLASS_DATE: u32 = 10;
+pub(crate) const CLASS_MODULE_NS: u32 = 11;
+pub(crate) const CLASS_C_FUNCTION: u32 = 12;
+pub(crate) const CLASS_BYTECODE_FUNCTION: u32 = 13;
+pub(crate) const CLASS_GENERATOR_FUNCTION: u32 = 17;
+pub(crate) const CLASS_REGEXP: u32 = 19;
+pub(crate) const CLASS_ARRAY_BUFFER: u32 = 20;
+pub(crate) const CLASS_SHARED_ARRAY_BUFFER: u32 = 21;
+pub(crate) const CLASS_UINT8C_ARRAY: u32 = 22;
+pub(crate) const CLASS_INT8_ARRAY: u32 = 23;
+pub(crate) const CLASS_UINT8_ARRAY: u32 = 24;
+pub(crate) const CLASS_INT16_ARRAY: u32 = 25;
+pub(crate) const CLASS_UINT16_ARRAY: u32 = 26;
+pub(crate) const CLASS_INT32_ARRAY: u32 = 27;
+pub(crate) const CLASS_UINT32_ARRAY: u32 = 28;
+pub(crate) const CLASS_BIG_INT64_ARRAY: u32 = 29;
+pub(crate) const CLASS_BIG_UINT64_ARRAY: u32 = 30;
+pub(crate) const CLASS_FLOAT16_ARRAY: u32 = 31;
+pub(crate) const CLASS_FLOAT32_ARRAY: u32 = 32;
+pub(crate) const CLASS_FLOAT64_ARRAY: u32 = 33;
+pub(crate) const CLASS_DATAVIEW: u32 = 34;
+pub(crate) const CLASS_BIG_INT: u32 = 35;
+pub(crate) const CLASS_MAP: u32 = 36;
+pub(crate) const CLASS_SET: u32 = 37;
+pub(crate) const CLASS_WEAKMAP: u32 = 38;
+pub(crate) const CLASS_WEAKSET: u32 = 39;
+pub(crate) const CLASS_MAP_ITERATOR: u32 = 44;
+pub(crate) const CLASS_SET_ITERATOR: u32 = 45;
+pub(crate) const CLASS_PROMISE: u32 = 52;
+pub(crate) const CLASS_ASYNC_FUNCTION: u32 = 55;
+pub(crate) const CLASS_ASYNC_GENERATOR_FUNCTION: u32 = 59;
 
 /// The built-in methods (`false`) and getters (`true`) the executor calls on sandbox values, by
 /// the class whose intrinsic prototype holds them: what copies (`convert`) and the formatter
 /// (`inspect`) ask of Maps, Sets, Dates, RegExps, errors, wrapped primitives and views.
-pub(in crate::engine) const BUILT_INS: [(u32, &str, bool); 27] = [
+pub(crate) const BUILT_INS: [(u32, &str, bool); 27] = [
     (CLASS_MAP, "entries", false),
     (CLASS_MAP, "set", false),
     (CLASS_MAP, "size", true),
@@ -114,7 +114,7 @@ pub(in crate::engine) const BUILT_INS: [(u32, &str, bool); 27] = [
 
 /// The constructors copies build with: by the class whose intrinsic prototype names them, or
 /// (for the errors that share the Error class) by their global.
-pub(in crate::engine) const CONSTRUCTORS: [(&str, Option<u32>); 5] = [
+pub(crate) const CONSTRUCTORS: [(&str, Option<u32>); 5] = [
     ("Map", Some(CLASS_MAP)),
     ("Set", Some(CLASS_SET)),
     ("RegExp", Some(CLASS_REGEXP)),
@@ -129,7 +129,7 @@ pub(in crate::engine) const CONSTRUCTORS: [(&str, Option<u32>); 5] = [
 /// the context has when it is made are taken then; those of a group QuickJS makes on first use
 /// ([`new_context`]) when it is made, before anything of it is handed out. Kept as the runtime's
 /// user data: one context per runtime.
-pub(in crate::engine) struct Intrinsics<'js> {
+pub(crate) struct Intrinsics<'js> {
     functions: RefCell<Vec<Option<Function<'js>>>>,
     constructors: RefCell<Vec<Option<Constructor<'js>>>>,
 }
@@ -140,7 +140,7 @@ unsafe impl<'js> JsLifetime<'js> for Intrinsics<'js> {
 }
 
 /// What an own property holds, read without running accessors.
-pub(in crate::engine) enum PropValue<'js> {
+pub(crate) enum PropValue<'js> {
     Data(Value<'js>),
     Accessor {
         get: bool,
@@ -150,39 +150,39 @@ pub(in crate::engine) enum PropValue<'js> {
     Unreadable,
 }
 
-pub(in crate::engine) struct PropDesc<'js> {
-    pub(in crate::engine) value: PropValue<'js>,
-    pub(in crate::engine) enumerable: bool,
-    pub(in crate::engine) writable: bool,
+pub(crate) struct PropDesc<'js> {
+    pub(crate) value: PropValue<'js>,
+    pub(crate) enumerable: bool,
+    pub(crate) writable: bool,
 }
 
 /// The memory limit and collector of a runtime, for native code that runs inside it (the canvas
 /// pixel budget, which lowers the heap limit while pixels are held). Its holder must not outlive
 /// the runtime: the canvas budget lives in the runtime's own objects, or on the engine thread
 /// that drops it before the runtime.
-pub(in crate::engine) struct RuntimeLimit(*mut qjs::JSRuntime);
+pub(crate) struct RuntimeLimit(*mut qjs::JSRuntime);
 
 impl RuntimeLimit {
     /// The runtime of `ctx`.
-    pub(in crate::engine) fn of(ctx: &Ctx<'_>) -> Self {
+    pub(crate) fn of(ctx: &Ctx<'_>) -> Self {
         // SAFETY: `ctx` is a live context; the call only reads its runtime pointer.
         Self(unsafe { qjs::JS_GetRuntime(ctx.as_raw().as_ptr()) })
     }
 
     /// Sets QuickJS's own heap limit (`memoryLimitBytes` minus what pixels hold).
-    pub(in crate::engine) fn set_memory_limit(&self, bytes: usize) {
+    pub(crate) fn set_memory_limit(&self, bytes: usize) {
         // SAFETY: the runtime is alive (see the type's contract); this only writes a field.
         unsafe { qjs::JS_SetMemoryLimit(self.0, bytes as qjs::size_t) };
     }
 
     /// Runs the cycle collector. QuickJS allows a collection wherever it could allocate.
-    pub(in crate::engine) fn collect_garbage(&self) {
+    pub(crate) fn collect_garbage(&self) {
         // SAFETY: the runtime is alive (see the type's contract) and locked by the running code.
         unsafe { qjs::JS_RunGC(self.0) };
     }
     /// Makes QuickJS measure its stack limit from the calling thread's stack: the runtime moves
     /// between engine threads, and the stack top it recorded belongs to the previous one.
-    pub(in crate::engine) fn update_stack_top(&self) {
+    pub(crate) fn update_stack_top(&self) {
         // SAFETY: the runtime is alive (see the type's contract) and used by this thread alone;
         // the call records the current frame's address.
         unsafe { qjs::JS_UpdateStackTop(self.0) };
@@ -191,12 +191,12 @@ impl RuntimeLimit {
 
 /// Reads a context's values without running its code.
 #[derive(Clone, Copy)]
-pub(in crate::engine) struct Reflect<'a, 'js> {
+pub(crate) struct Reflect<'a, 'js> {
     ctx: &'a Ctx<'js>,
 }
 
 impl<'a, 'js> Reflect<'a, 'js> {
-    pub(in crate::engine) fn new(ctx: &'a Ctx<'js>) -> Self {
+    pub(crate) fn new(ctx: &'a Ctx<'js>) -> Self {
         Self { ctx }
     }
 
@@ -245,7 +245,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
     }
 
     /// V8's `GetConstructorName` stand-in: the QuickJS class name of the object.
-    pub(in crate::engine) fn internal_constructor_name(&self, obj: &Value<'js>) -> String {
+    pub(crate) fn internal_constructor_name(&self, obj: &Value<'js>) -> String {
         let class = class_id(obj);
         // SAFETY: the runtime pointer comes from a live context; `JS_GetClassName` only reads the
         // class table and returns an owned atom (or JS_ATOM_NULL for unknown ids).
@@ -268,7 +268,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// A regexp's source and flags, or `None` once user code replaced one of the engine's own
     /// accessors.
-    pub(in crate::engine) fn regexp_parts(&self, value: &Value<'js>) -> Option<(String, String)> {
+    pub(crate) fn regexp_parts(&self, value: &Value<'js>) -> Option<(String, String)> {
         let source = self
             .call_native(CLASS_REGEXP, "source", true, value)
             .and_then(|v| js_string_units(self.ctx, &v))
@@ -298,7 +298,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// The raw `stack` value: an own or inherited data property, else the engine's own stack
     /// accessor on `Error.prototype`.
-    pub(in crate::engine) fn raw_stack(&self, err: &Value<'js>) -> Option<Value<'js>> {
+    pub(crate) fn raw_stack(&self, err: &Value<'js>) -> Option<Value<'js>> {
         let atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::Stack);
         let mut current = Some(err.clone());
         for _ in 0..MAX_PROTO_HOPS {
@@ -323,7 +323,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
         None
     }
 
-    pub(in crate::engine) fn own_desc(
+    pub(crate) fn own_desc(
         &self,
         obj: &Value<'js>,
         atom: &OwnedAtom<'js>,
@@ -351,11 +351,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// `obj[key]` for data properties only: the first own property found on the prototype
     /// chain, or `None` when it is missing or an accessor (which Node would call).
-    pub(in crate::engine) fn data_get(
-        &self,
-        obj: &Value<'js>,
-        atom: &OwnedAtom<'js>,
-    ) -> Option<Value<'js>> {
+    pub(crate) fn data_get(&self, obj: &Value<'js>, atom: &OwnedAtom<'js>) -> Option<Value<'js>> {
         let mut current = obj.clone();
         for _ in 0..MAX_PROTO_HOPS {
             match self.own_desc(&current, atom) {
@@ -371,7 +367,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
         None
     }
 
-    pub(in crate::engine) fn data_get_pre(
+    pub(crate) fn data_get_pre(
         &self,
         obj: &Value<'js>,
         atom: PredefinedAtom,
@@ -380,21 +376,17 @@ impl<'a, 'js> Reflect<'a, 'js> {
         self.data_get(obj, &atom)
     }
 
-    pub(in crate::engine) fn data_get_str_value(
-        &self,
-        obj: &Value<'js>,
-        name: &str,
-    ) -> Option<Value<'js>> {
+    pub(crate) fn data_get_str_value(&self, obj: &Value<'js>, name: &str) -> Option<Value<'js>> {
         let atom = OwnedAtom::from_str(self.ctx, name)?;
         self.data_get(obj, &atom)
     }
 
-    pub(in crate::engine) fn data_get_str(&self, obj: &Value<'js>, name: &str) -> Option<String> {
+    pub(crate) fn data_get_str(&self, obj: &Value<'js>, name: &str) -> Option<String> {
         self.data_get_str_value(obj, name)
             .and_then(|v| self.plain_string(&v))
     }
 
-    pub(in crate::engine) fn has_property(&self, obj: &Value<'js>, name: &str) -> bool {
+    pub(crate) fn has_property(&self, obj: &Value<'js>, name: &str) -> bool {
         let Some(atom) = OwnedAtom::from_str(self.ctx, name) else {
             return false;
         };
@@ -407,7 +399,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
     }
 
     /// Element `i` of an engine-made array (Map entries), as a data property.
-    pub(in crate::engine) fn index_data(&self, array: &Value<'js>, i: u32) -> Value<'js> {
+    pub(crate) fn index_data(&self, array: &Value<'js>, i: u32) -> Value<'js> {
         OwnedAtom::from_index(self.ctx, i)
             .and_then(|atom| match self.own_desc(array, &atom) {
                 Ok(Some(PropDesc {
@@ -421,7 +413,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// `Object.getPrototypeOf`. rquickjs' `Object::get_prototype` would wrap the exception
     /// marker of a throwing `getPrototypeOf` trap as if it were an object.
-    pub(in crate::engine) fn proto_of(&self, obj: &Value<'js>) -> Option<Value<'js>> {
+    pub(crate) fn proto_of(&self, obj: &Value<'js>) -> Option<Value<'js>> {
         if !obj.is_object() {
             return None;
         }
@@ -440,7 +432,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
         proto.is_object().then_some(proto)
     }
 
-    pub(in crate::engine) fn class_proto(&self, class: u32) -> Option<Value<'js>> {
+    pub(crate) fn class_proto(&self, class: u32) -> Option<Value<'js>> {
         // SAFETY: only called with ids of classes every full context registers; the result is an
         // owned reference (undefined when the realm lacks the class).
         let proto = unsafe {
@@ -457,12 +449,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
     /// code did to the prototype since. A context whose intrinsics were never captured (tests
     /// that build a bare one) gets the prototype's current function while it is still an engine
     /// function.
-    pub(in crate::engine) fn native_fn(
-        &self,
-        class: u32,
-        name: &str,
-        getter: bool,
-    ) -> Option<Function<'js>> {
+    pub(crate) fn native_fn(&self, class: u32, name: &str, getter: bool) -> Option<Function<'js>> {
         let index = BUILT_INS
             .iter()
             .position(|&built_in| built_in == (class, name, getter));
@@ -490,7 +477,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
     /// it when it was made (its group made first if QuickJS had not made it yet); for a context
     /// whose intrinsics were never captured, the one the realm holds now if it still is the
     /// engine's.
-    pub(in crate::engine) fn intrinsic_constructor(&self, name: &str) -> Option<Constructor<'js>> {
+    pub(crate) fn intrinsic_constructor(&self, name: &str) -> Option<Constructor<'js>> {
         let index = CONSTRUCTORS.iter().position(|&(known, _)| known == name);
         debug_assert!(index.is_some(), "{name} is not one of CONSTRUCTORS");
         let index = index?;
@@ -505,7 +492,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// Makes the built-ins of `class` if QuickJS has not made them yet (patch 0700): `None` when
     /// they could not be made (no memory).
-    fn make_class(&self, class: u32) -> Option<()> {
+    pub(in crate::engine) fn make_class(&self, class: u32) -> Option<()> {
         // SAFETY: a live context, used by this thread; the call makes the group of `class` (and
         // tells `intrinsics_made`) or throws.
         if unsafe { JS_MakeClassIntrinsics(self.raw_ctx(), class) } < 0 {
@@ -559,7 +546,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// Takes the realm's [`Intrinsics`] and keeps them for the context's lifetime. Called once,
     /// when the context is made and before any sandbox code runs; later calls keep the first.
-    pub(in crate::engine) fn capture_intrinsics(&self) -> rquickjs::Result<()> {
+    pub(crate) fn capture_intrinsics(&self) -> rquickjs::Result<()> {
         if self.ctx.userdata::<Intrinsics<'js>>().is_some() {
             return Ok(());
         }
@@ -599,7 +586,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
         Ok(())
     }
 
-    pub(in crate::engine) fn call_native(
+    pub(crate) fn call_native(
         &self,
         class: u32,
         name: &str,
@@ -610,11 +597,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
         self.call_this(&f, this)
     }
 
-    pub(in crate::engine) fn call_this(
-        &self,
-        f: &Function<'js>,
-        this: &Value<'js>,
-    ) -> Option<Value<'js>> {
+    pub(crate) fn call_this(&self, f: &Function<'js>, this: &Value<'js>) -> Option<Value<'js>> {
         match f.call::<_, Value<'js>>((This(this.clone()),)) {
             Ok(v) => Some(v),
             Err(_) => {
@@ -627,7 +610,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
     /// Up to `limit` entries of a Map (`[key, value]` arrays) or values of a Set, read through
     /// the engine's own `entries` / `values` and iterator (see [`Intrinsics`]), so that no
     /// user-replaceable method runs. `None` when `value` is no Map or Set, or a step failed.
-    pub(in crate::engine) fn collection_entries(
+    pub(crate) fn collection_entries(
         &self,
         value: &Value<'js>,
         class: u32,
@@ -663,7 +646,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
         Some(out)
     }
 
-    pub(in crate::engine) fn array_length(&self, array: &Value<'js>) -> u64 {
+    pub(crate) fn array_length(&self, array: &Value<'js>) -> u64 {
         let atom = OwnedAtom::predefined(self.ctx, PredefinedAtom::Length);
         match self.own_desc(array, &atom) {
             Ok(Some(PropDesc {
@@ -681,7 +664,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
     }
 
     /// `(byteLength, first `limit` bytes)` of an (Shared)ArrayBuffer; `None` when detached.
-    pub(in crate::engine) fn array_buffer_bytes(
+    pub(crate) fn array_buffer_bytes(
         &self,
         buffer: &Value<'js>,
         limit: usize,
@@ -689,7 +672,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
         self.array_buffer_window(buffer, 0, limit)
     }
 
-    pub(in crate::engine) fn array_buffer_window(
+    pub(crate) fn array_buffer_window(
         &self,
         buffer: &Value<'js>,
         offset: usize,
@@ -713,7 +696,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// Own property keys as atoms; `skip_indices` drops the integer-tagged array indices right
     /// away, which keeps a million-element array from costing a million wrappers.
-    pub(in crate::engine) fn own_atoms(
+    pub(crate) fn own_atoms(
         &self,
         obj: &Value<'js>,
         flags: u32,
@@ -756,7 +739,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
     }
 
     /// `String(v)` for primitives; `None` for objects (converting those runs user code).
-    pub(in crate::engine) fn plain_string(&self, v: &Value<'js>) -> Option<String> {
+    pub(crate) fn plain_string(&self, v: &Value<'js>) -> Option<String> {
         if v.is_string() {
             js_string_units(self.ctx, v).map(|u| lossy(&u))
         } else if v.is_symbol() {
@@ -770,7 +753,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// `object[atom]` through its getter if it has one (this runs sandbox code): `Err` with
     /// what it threw.
-    pub(in crate::engine) fn get(
+    pub(crate) fn get(
         &self,
         object: &Value<'js>,
         atom: &OwnedAtom<'js>,
@@ -792,7 +775,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// A typed array's buffer, byte offset, byte length and bytes per element; `None` when the
     /// view is out of bounds (its buffer detached or shrunk).
-    pub(in crate::engine) fn typed_array_buffer(
+    pub(crate) fn typed_array_buffer(
         &self,
         view: &Value<'js>,
     ) -> Option<(Value<'js>, usize, usize, usize)> {
@@ -821,7 +804,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
     }
 
     /// `new Date(time)` with the engine's own constructor.
-    pub(in crate::engine) fn new_date(&self, time: f64) -> Option<Value<'js>> {
+    pub(crate) fn new_date(&self, time: f64) -> Option<Value<'js>> {
         // SAFETY: plain constructor call on a live context; the result is an owned Date or the
         // exception marker.
         let date =
@@ -831,7 +814,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// `new <kind>Array(buffer, byte_offset, length)` with the engine's own constructor; `None`
     /// with the engine's exception pending (e.g. a RangeError for a view outside its buffer).
-    pub(in crate::engine) fn new_typed_array(
+    pub(crate) fn new_typed_array(
         &self,
         kind: TypedArrayKind,
         buffer: &Value<'js>,
@@ -860,7 +843,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// A new error of a class QuickJS has a C constructor for, without a message; `None` with
     /// the engine's exception pending.
-    pub(in crate::engine) fn new_error(&self, class: NativeError) -> Option<Value<'js>> {
+    pub(crate) fn new_error(&self, class: NativeError) -> Option<Value<'js>> {
         type NewError =
             unsafe extern "C" fn(*mut qjs::JSContext, *const std::ffi::c_char, ...) -> qjs::JSValue;
         let new_error: NewError = match class {
@@ -881,7 +864,7 @@ impl<'a, 'js> Reflect<'a, 'js> {
     /// The line and column (1-based) of the innermost running frame of script `file`, as the
     /// first frame of that script in an `Error` made now would name them, without building a
     /// backtrace (QuickJS patch 0501); `None` when that script is not running.
-    pub(in crate::engine) fn current_position(&self, file: &str) -> Option<(u32, u32)> {
+    pub(crate) fn current_position(&self, file: &str) -> Option<(u32, u32)> {
         let script = OwnedAtom::from_str(self.ctx, file)?;
         let (mut line, mut column): (c_int, c_int) = (0, 0);
         // SAFETY: a live context and atom; the out-pointers are valid locals.
@@ -895,14 +878,14 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// Freezes `value` with QuickJS's own `Object.freeze` (the global one may have been
     /// replaced by sandbox code); `false` with the engine's exception pending.
-    pub(in crate::engine) fn freeze(&self, value: &Value<'js>) -> bool {
+    pub(crate) fn freeze(&self, value: &Value<'js>) -> bool {
         // SAFETY: `value` is a live value of this context; the call freezes it or fails.
         unsafe { qjs::JS_FreezeObject(self.raw_ctx(), value.as_raw()) >= 0 }
     }
 
     /// Marks `error` uncatchable: no `catch` or `finally` in user code runs for it (quickjs-ng's
     /// flag, the same mechanism as its interrupt handler).
-    pub(in crate::engine) fn set_uncatchable(&self, error: &Value<'js>) {
+    pub(crate) fn set_uncatchable(&self, error: &Value<'js>) {
         // SAFETY: `error` is a live value of this context; the call only sets a flag on it.
         unsafe { qjs::JS_SetUncatchableError(self.raw_ctx(), error.as_raw()) };
     }
@@ -913,13 +896,13 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
 /// An atom reference owned by this module (rquickjs' `Atom` does not expose the raw atom that
 /// the descriptor APIs need).
-pub(in crate::engine) struct OwnedAtom<'js> {
+pub(crate) struct OwnedAtom<'js> {
     ctx: Ctx<'js>,
-    pub(in crate::engine) raw: qjs::JSAtom,
+    pub(crate) raw: qjs::JSAtom,
 }
 
 impl<'js> OwnedAtom<'js> {
-    pub(in crate::engine) fn predefined(ctx: &Ctx<'js>, atom: PredefinedAtom) -> Self {
+    pub(crate) fn predefined(ctx: &Ctx<'js>, atom: PredefinedAtom) -> Self {
         // SAFETY: predefined atoms always exist; the duplicate is released on drop.
         let raw = unsafe { qjs::JS_DupAtom(ctx.as_raw().as_ptr(), atom as qjs::JSAtom) };
         OwnedAtom {
@@ -928,21 +911,21 @@ impl<'js> OwnedAtom<'js> {
         }
     }
 
-    pub(in crate::engine) fn from_str(ctx: &Ctx<'js>, s: &str) -> Option<Self> {
+    pub(crate) fn from_str(ctx: &Ctx<'js>, s: &str) -> Option<Self> {
         // SAFETY: the pointer/length pair describes valid UTF-8 for the duration of the call.
         let raw =
             unsafe { qjs::JS_NewAtomLen(ctx.as_raw().as_ptr(), s.as_ptr().cast(), s.len() as _) };
         Self::checked(ctx, raw)
     }
 
-    pub(in crate::engine) fn from_index(ctx: &Ctx<'js>, i: u32) -> Option<Self> {
+    pub(crate) fn from_index(ctx: &Ctx<'js>, i: u32) -> Option<Self> {
         // SAFETY: plain constructor call on a live context.
         let raw = unsafe { qjs::JS_NewAtomUInt32(ctx.as_raw().as_ptr(), i) };
         Self::checked(ctx, raw)
     }
 
     /// For string and symbol values only, which convert without running code.
-    pub(in crate::engine) fn from_value(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<Self> {
+    pub(crate) fn from_value(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<Self> {
         if !(v.is_string() || v.is_symbol()) {
             return None;
         }
@@ -963,11 +946,11 @@ impl<'js> OwnedAtom<'js> {
     }
 
     /// The index of an integer-tagged atom (array indices up to 2^31 - 2).
-    pub(in crate::engine) fn tagged_index(&self) -> Option<u64> {
+    pub(crate) fn tagged_index(&self) -> Option<u64> {
         (self.raw & ATOM_TAG_INT != 0).then(|| u64::from(self.raw & !ATOM_TAG_INT))
     }
 
-    pub(in crate::engine) fn to_value(&self) -> Option<Value<'js>> {
+    pub(crate) fn to_value(&self) -> Option<Value<'js>> {
         // SAFETY: `raw` is a live atom; the result is an owned string/symbol (or exception).
         let v = unsafe {
             Value::from_raw(
@@ -1016,7 +999,7 @@ const LAZY_INTRINSIC_GROUPS: c_int = 0b1_1111;
 /// A context with every built-in `JS_NewContext` gives, those of [`LAZY_INTRINSIC_GROUPS`] made
 /// on first use; their [`Intrinsics`] are taken as they are made. `prepare` runs on the context
 /// of base objects alone, before the other built-ins are added.
-pub(in crate::engine) fn new_context(
+pub(crate) fn new_context(
     runtime: &Runtime,
     prepare: impl FnOnce(&Ctx<'_>),
 ) -> rquickjs::Result<Context> {
@@ -1078,7 +1061,7 @@ extern "C" {
 /// for lack of memory, whatever it threw: QuickJS throws `null` when it cannot even allocate the
 /// error, and reports some refusals as other errors (a parser that cannot grow a buffer throws a
 /// `SyntaxError`); a copy into the sandbox fails with whatever part it could not build.
-pub(in crate::engine) fn refused_allocations(ctx: &Ctx<'_>) -> u64 {
+pub(crate) fn refused_allocations(ctx: &Ctx<'_>) -> u64 {
     // SAFETY: the context is alive for `ctx`'s lifetime, and so is its runtime; the call only
     // reads a counter.
     unsafe { JS_GetRefusedAllocationCount(qjs::JS_GetRuntime(ctx.as_raw().as_ptr())) }
@@ -1087,7 +1070,7 @@ pub(in crate::engine) fn refused_allocations(ctx: &Ctx<'_>) -> u64 {
 // ---------------------------------------------------------------------------------------------
 // value helpers
 
-pub(in crate::engine) fn class_id(v: &Value<'_>) -> u32 {
+pub(crate) fn class_id(v: &Value<'_>) -> u32 {
     // SAFETY: JS_GetClassID only inspects the tag and, for objects, the header of a live object.
     unsafe { qjs::JS_GetClassID(v.as_raw()) }
 }
@@ -1114,7 +1097,7 @@ extern "C" {
 }
 
 /// A string's characters as QuickJS keeps them.
-pub(in crate::engine) enum Chars<'a> {
+pub(crate) enum Chars<'a> {
     /// One byte per character, U+0000 to U+00FF.
     Latin1(&'a [u8]),
     /// UTF-16 code units, lone surrogates included.
@@ -1123,7 +1106,7 @@ pub(in crate::engine) enum Chars<'a> {
 
 impl Chars<'_> {
     /// The length in UTF-16 code units (what JS calls the string's `length`).
-    pub(in crate::engine) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match self {
             Chars::Latin1(bytes) => bytes.len(),
             Chars::Utf16(units) => units.len(),
@@ -1131,7 +1114,7 @@ impl Chars<'_> {
     }
 
     /// The text as UTF-8; lone surrogates, which have no UTF-8 form, become U+FFFD.
-    pub(in crate::engine) fn to_string_lossy(&self) -> String {
+    pub(crate) fn to_string_lossy(&self) -> String {
         match self {
             Chars::Latin1(bytes) => bytes.iter().map(|&byte| char::from(byte)).collect(),
             Chars::Utf16(units) => String::from_utf16_lossy(units),
@@ -1143,7 +1126,7 @@ impl Chars<'_> {
 /// QuickJS heap, so the memory limit cannot make a string unreadable (a rope is first made
 /// flat, which can fail for lack of memory). `None` for anything else than a string, or when
 /// that flattening failed.
-pub(in crate::engine) fn with_chars<'js, R>(
+pub(crate) fn with_chars<'js, R>(
     ctx: &Ctx<'js>,
     v: &Value<'js>,
     read: impl FnOnce(Chars<'_>) -> R,
@@ -1189,7 +1172,7 @@ pub(in crate::engine) fn with_chars<'js, R>(
 }
 
 /// The UTF-16 code units of a string value (lone surrogates included).
-pub(in crate::engine) fn js_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<Vec<u16>> {
+pub(crate) fn js_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Option<Vec<u16>> {
     with_chars(ctx, v, |chars| match chars {
         Chars::Latin1(bytes) => bytes.iter().map(|&byte| u16::from(byte)).collect(),
         Chars::Utf16(units) => units.to_vec(),
@@ -1197,7 +1180,7 @@ pub(in crate::engine) fn js_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) ->
 }
 
 /// `Symbol.prototype.toString`: `Symbol(description)`.
-pub(in crate::engine) fn symbol_to_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Vec<u16> {
+pub(crate) fn symbol_to_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> Vec<u16> {
     let description = v
         .as_symbol()
         .and_then(|s| s.description().ok())
@@ -1210,7 +1193,7 @@ pub(in crate::engine) fn symbol_to_string_units<'js>(ctx: &Ctx<'js>, v: &Value<'
 }
 
 /// `String(v)` for a primitive, which never runs user code.
-pub(in crate::engine) fn primitive_to_string<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
+pub(crate) fn primitive_to_string<'js>(ctx: &Ctx<'js>, v: &Value<'js>) -> String {
     match v.type_of() {
         Type::Int | Type::Float => number_to_js_string(v.as_number().unwrap_or(f64::NAN)),
         Type::Bool => if v.as_bool().unwrap_or(false) {
@@ -1234,18 +1217,18 @@ pub(in crate::engine) fn primitive_to_string<'js>(ctx: &Ctx<'js>, v: &Value<'js>
     }
 }
 
-pub(in crate::engine) fn lossy(units: &[u16]) -> String {
+pub(crate) fn lossy(units: &[u16]) -> String {
     String::from_utf16_lossy(units)
 }
 
 /// ECMAScript `Number::toString(10)`.
-pub(in crate::engine) fn number_to_js_string(n: f64) -> String {
+pub(crate) fn number_to_js_string(n: f64) -> String {
     ryu_js::Buffer::new().format(n).to_string()
 }
 
 /// The error classes QuickJS has a C constructor for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::engine) enum NativeError {
+pub(crate) enum NativeError {
     Error,
     TypeError,
     RangeError,
@@ -1256,7 +1239,7 @@ pub(in crate::engine) enum NativeError {
 
 /// The kind of a typed array; `None` for anything else, and for `Float16Array`, which
 /// structured clone does not know.
-pub(in crate::engine) fn typed_array_kind(value: &Value<'_>) -> Option<TypedArrayKind> {
+pub(crate) fn typed_array_kind(value: &Value<'_>) -> Option<TypedArrayKind> {
     // SAFETY: only reads the class id of a live value.
     let raw = unsafe { qjs::JS_GetTypedArrayType(value.as_raw()) };
     TypedArrayKind::ALL
@@ -1291,7 +1274,7 @@ type Trip = unsafe extern "C" fn(*mut qjs::JSContext, *mut c_void) -> c_int;
 /// this guard is installed, and calls `trip` at the entry where `count` passes `limit`. Both
 /// counters are `Cell`s because the interpreter writes them while the owner holds `&self`.
 #[repr(C)]
-pub(in crate::engine) struct LoopGuard {
+pub(crate) struct LoopGuard {
     count: Cell<u64>,
     limit: Cell<u64>,
     trip: Cell<Option<Trip>>,
@@ -1335,7 +1318,7 @@ impl Default for LoopGuard {
 
 /// What owns a [`LoopGuard`] and decides, when its count passes its limit, whether the loop body
 /// may run.
-pub(in crate::engine) trait LoopTrip: 'static {
+pub(crate) trait LoopTrip: 'static {
     /// The guard QuickJS counts in.
     fn loop_guard(&self) -> &LoopGuard;
     /// Called when the count passed the limit; `true` when the loop body must not run.
@@ -1362,7 +1345,7 @@ extern "C" {
 
 /// Installs `state`'s loop guard in the runtime of `ctx`: every loop body compiled from now on
 /// counts in it (§6.3). One guard per runtime; it lives as long as the runtime.
-pub(in crate::engine) fn install_loop_guard<T: LoopTrip>(
+pub(crate) fn install_loop_guard<T: LoopTrip>(
     ctx: &Ctx<'_>,
     state: &Rc<T>,
 ) -> rquickjs::Result<()> {
@@ -1380,7 +1363,7 @@ pub(in crate::engine) fn install_loop_guard<T: LoopTrip>(
 /// Points the runtime of `ctx` at `guard`, or at none: code compiled while it has none has no
 /// guard in its loops, and guards already compiled count nothing. The runtime reads the guard
 /// until it is replaced, so `guard` must outlive that ([`install_loop_guard`] keeps it alive).
-pub(in crate::engine) fn set_loop_guard(ctx: &Ctx<'_>, guard: Option<&LoopGuard>) {
+pub(crate) fn set_loop_guard(ctx: &Ctx<'_>, guard: Option<&LoopGuard>) {
     let guard = guard.map_or(ptr::null_mut(), |guard| ptr::from_ref(guard).cast_mut());
     // SAFETY: `ctx` is live; QuickJS only stores the pointer, which it dereferences on this
     // thread while the guard is alive (see above). Its fields are `Cell`s, written through
@@ -1423,7 +1406,7 @@ extern "C" {
 
 /// How a global script is evaluated.
 #[derive(Debug, Clone, Copy, Default)]
-pub(in crate::engine) struct ScriptFlags {
+pub(crate) struct ScriptFlags {
     /// Top-level `await`: the evaluation is a promise (`JS_EVAL_FLAG_ASYNC`).
     pub asynchronous: bool,
     /// Top-level `return` (with `asynchronous`; patch 0201).
@@ -1437,7 +1420,7 @@ pub(in crate::engine) struct ScriptFlags {
 /// Evaluates `code` as a global script named `name` (so its stack frames say so). The value is
 /// the script's completion value, its promise when `asynchronous`, or `undefined` when
 /// `compile_only`; `Err(Exception)` leaves the exception in `ctx`.
-pub(in crate::engine) fn eval_script<'js>(
+pub(crate) fn eval_script<'js>(
     ctx: &Ctx<'js>,
     code: &str,
     name: &str,
@@ -1480,7 +1463,7 @@ pub(in crate::engine) fn eval_script<'js>(
 /// Whether the context has a global lexical binding (a top-level `let`, `const` or `class` of
 /// a script) named `name`: it hides the global object's property of that name from every
 /// script.
-pub(in crate::engine) fn has_global_lexical(ctx: &Ctx<'_>, name: &str) -> bool {
+pub(crate) fn has_global_lexical(ctx: &Ctx<'_>, name: &str) -> bool {
     OwnedAtom::from_str(ctx, name).is_some_and(|atom| {
         // SAFETY: a lookup in this live context's global lexical environment; reads only.
         unsafe { JS_HasGlobalLexical(ctx.as_raw().as_ptr(), atom.raw) }

@@ -101,6 +101,7 @@ pub(in crate::engine) fn reset_interrupt_counter(ctx: &Ctx<'_>) {
 extern "C" {
     fn JS_GetGlobalLexicals(ctx: *mut qjs::JSContext) -> qjs::JSValue;
     fn JS_GetShapePropertyCount(obj: qjs::JSValue) -> u32;
+    fn JS_GetClassCount(ctx: *mut qjs::JSContext) -> u32;
     fn JS_GetShapeProperty(
         obj: qjs::JSValue,
         i: u32,
@@ -109,24 +110,13 @@ extern "C" {
     ) -> c_int;
 }
 
-/// The `JS_PROP_*` bits a checkpoint reads: configurable, writable, enumerable, and the kind.
-pub(in crate::engine) const CONFIGURABLE: u8 = qjs::JS_PROP_CONFIGURABLE as u8;
+/// The `JS_PROP_*` bits a checkpoint reads (besides the configurable and enumerable ones the
+/// image keeps as they are): writable, and an accessor's kind.
 pub(in crate::engine) const WRITABLE: u8 = qjs::JS_PROP_WRITABLE as u8;
-pub(in crate::engine) const ENUMERABLE: u8 = qjs::JS_PROP_ENUMERABLE as u8;
 /// An accessor property (getter and setter).
 pub(in crate::engine) const ACCESSOR: u8 = qjs::JS_PROP_GETSET as u8;
 const KIND: c_int = qjs::JS_PROP_TMASK as c_int;
 const AUTOINIT: c_int = qjs::JS_PROP_AUTOINIT as c_int;
-const NORMAL_OR_ACCESSOR: c_int = (qjs::JS_PROP_NORMAL | qjs::JS_PROP_GETSET) as c_int;
-
-/// A property key, as a checkpoint names it across contexts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(in crate::engine) enum Key<'js> {
-    /// A string (or array index) key.
-    Name(String),
-    /// A symbol key, with the symbol itself.
-    Symbol(Value<'js>),
-}
 
 /// An atom this module holds a reference to.
 pub(in crate::engine) struct Atom<'js> {
@@ -177,6 +167,11 @@ impl<'js> Atom<'js> {
     }
 
     fn raw(&self) -> qjs::JSAtom {
+        self.raw
+    }
+
+    /// The atom's number: equal for the same key (the same symbol) while both are alive.
+    pub(in crate::engine) fn raw_id(&self) -> u32 {
         self.raw
     }
 }
@@ -236,12 +231,8 @@ pub(in crate::engine) fn own_keys<'js>(
 /// One own property slot of an object, as its shape lists it.
 pub(in crate::engine) struct Slot<'js> {
     pub atom: Atom<'js>,
-    /// [`CONFIGURABLE`] | [`WRITABLE`] | [`ENUMERABLE`] | [`ACCESSOR`].
-    pub flags: u8,
     /// The property is still to be made (a lazily made built-in): nothing of it exists yet.
     pub lazy: bool,
-    /// Not an ordinary or accessor property (a module namespace's binding, an array's length).
-    pub special: bool,
 }
 
 /// The own property slots of `obj` in the order they were added, without making any of them.
@@ -256,21 +247,18 @@ pub(in crate::engine) fn shape<'js>(ctx: &Ctx<'js>, obj: &Value<'js>) -> Vec<Slo
         if unsafe { JS_GetShapeProperty(obj.as_raw(), i, &mut atom, &mut flags) } == 0 {
             continue;
         }
-        let kind = flags & KIND;
         slots.push(Slot {
             atom: Atom::duplicate(ctx, atom),
-            flags: (flags & (qjs::JS_PROP_C_W_E as c_int)) as u8
-                | if kind == qjs::JS_PROP_GETSET as c_int {
-                    ACCESSOR
-                } else {
-                    0
-                },
-            lazy: kind == AUTOINIT,
-            special: kind & !NORMAL_OR_ACCESSOR != 0 && kind != AUTOINIT
-                || flags & qjs::JS_PROP_LENGTH as c_int != 0,
+            lazy: flags & KIND == AUTOINIT,
         });
     }
     slots
+}
+
+/// How many classes the runtime has: every class id below can be asked for its prototype.
+pub(in crate::engine) fn class_count(ctx: &Ctx<'_>) -> u32 {
+    // SAFETY: reads a field of the live context's runtime.
+    unsafe { JS_GetClassCount(ctx.as_raw().as_ptr()) }
 }
 
 /// The object holding the context's global `let`, `const` and `class` bindings.
@@ -420,4 +408,10 @@ pub(in crate::engine) fn set_prototype(ctx: &Ctx<'_>, obj: &Value<'_>, proto: &V
         let _ = ctx.catch();
     }
     done == 1
+}
+
+/// Where an object lives: its identity within one context.
+pub(in crate::engine) fn address(value: &Value<'_>) -> usize {
+    // SAFETY: reads the pointer of a live object value.
+    unsafe { qjs::JS_VALUE_GET_PTR(value.as_raw()) as usize }
 }

@@ -19,7 +19,7 @@ use crate::value::Value;
 /// Installs a global function for each tool name not installed yet. A name already installed
 /// keeps its global: the host decides which function a name reaches, so re-sending a tool
 /// replaces it without touching the sandbox (the bridge takes its new inputs, if any).
-pub(in crate::engine) fn define_tools<'js>(
+pub(crate) fn define_tools<'js>(
     ctx: &Ctx<'js>,
     tools: &[ToolSpec],
     installed: &mut Vec<String>,
@@ -48,10 +48,7 @@ pub(in crate::engine) fn define_tools<'js>(
 }
 
 /// Sets each variable as a writable global holding a copy of the host's value.
-pub(in crate::engine) fn set_variables(
-    ctx: &Ctx<'_>,
-    variables: &[(String, Value)],
-) -> Result<(), String> {
+pub(crate) fn set_variables(ctx: &Ctx<'_>, variables: &[(String, Value)]) -> Result<(), String> {
     let globals = ctx.globals();
     if let Some((name, _)) = variables
         .iter()

@@ -106,9 +106,9 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
 }
 
 /// The loop guard (§6.3): QuickJS counts every loop-body entry of the runtime's code in the run
-/// state's [`LoopGuard`](crate::engine::quickjs::reflect::LoopGuard) and asks here once the count passes the
-/// limit: past `maxOperations`, or at any entry after the run was stopped for another reason,
-/// the body does not run and the uncatchable stop is thrown in its place.
+/// state's [`LoopGuard`](crate::engine::quickjs::reflect::LoopGuard) and asks here once the count
+/// passes the limit: past `maxOperations`, or at any entry after the run was stopped for another
+/// reason, the body does not run and the uncatchable stop is thrown in its place.
 impl LoopTrip for RunState {
     fn loop_guard(&self) -> &crate::engine::quickjs::reflect::LoopGuard {
         &self.loop_guard
@@ -128,7 +128,7 @@ impl LoopTrip for RunState {
 
 /// Freezes `value` with QuickJS's own `Object.freeze`: the global one may have been replaced by
 /// sandbox code by the time tools are installed.
-pub(in crate::engine) fn harden<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Result<()> {
+pub(crate) fn harden<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Result<()> {
     if !Reflect::new(ctx).freeze(value) {
         return Err(rquickjs::Error::Exception);
     }
@@ -136,7 +136,7 @@ pub(in crate::engine) fn harden<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>) -> Re
 }
 
 /// Installs `value`, hardened, as a non-writable, non-configurable global (§5.2, §9.2).
-pub(in crate::engine) fn define_hardened<'js>(
+pub(crate) fn define_hardened<'js>(
     ctx: &Ctx<'js>,
     name: &str,
     value: JsValue<'js>,
@@ -156,11 +156,7 @@ pub(in crate::engine) fn define_hardened<'js>(
 /// with `message` and `name` defined as its own data properties, as `new Error(message)` has
 /// them: not assigned, so that setters sandbox code put on `Error.prototype` neither run nor
 /// keep the error from being made.
-pub(in crate::engine) fn named_error<'js>(
-    ctx: &Ctx<'js>,
-    name: &str,
-    message: &str,
-) -> Result<Object<'js>> {
+pub(crate) fn named_error<'js>(ctx: &Ctx<'js>, name: &str, message: &str) -> Result<Object<'js>> {
     let error = engine_error(ctx, message)?;
     error.prop(PredefinedAtom::Name, hidden(name))?;
     Ok(error)
@@ -168,8 +164,8 @@ pub(in crate::engine) fn named_error<'js>(
 
 /// [`named_error`] for a failure that arrives when no sandbox code runs (an awaited tool's),
 /// with a `stack` naming `site`, where the call was made, as the error of a synchronous call
-/// would: the run's error then names that line (DESIGN.md "Errors").
-pub(in crate::engine) fn named_error_at<'js>(
+/// would: the run's error then names that line (docs/contract.md "Errors").
+pub(crate) fn named_error_at<'js>(
     ctx: &Ctx<'js>,
     name: &str,
     message: &str,
@@ -218,7 +214,7 @@ fn copy_out<'js>(
 /// Copies the value a run's returned Promise resolved with, when no sandbox code is left to
 /// throw into: past a size limit the copy fails, and the run with it
 /// (`failure::result_too_large`).
-pub(in crate::engine) fn copy_promised<'js>(
+pub(crate) fn copy_promised<'js>(
     ctx: &Ctx<'js>,
     value: &JsValue<'js>,
     state: &RunState,
@@ -235,7 +231,7 @@ pub(in crate::engine) fn copy_promised<'js>(
 /// Throws an error that no `catch` or `finally` in user code can intercept (quickjs-ng's
 /// uncatchable flag, the same mechanism as its interrupt handler), so the run ends as the
 /// engine decided: `final_answer` cannot be swallowed and a guard overflow cannot be caught.
-pub(in crate::engine) fn throw_stop(ctx: &Ctx<'_>) -> rquickjs::Error {
+pub(crate) fn throw_stop(ctx: &Ctx<'_>) -> rquickjs::Error {
     match engine_error(ctx, "execution stopped") {
         Ok(error) => {
             let value = error.into_value();

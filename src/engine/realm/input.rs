@@ -1,8 +1,8 @@
 //! A run's input (`run(code, { input })`): a copy of the host's value, bound as the global
 //! `input` for that run only.
 //!
-//! Each run is a REPL-mode global script (`run/script.rs`), so a binding "for one run" cannot be a
-//! declaration of the script: a top-level `const` would persist into every later run. It is a
+//! Each run is a REPL-mode global script (`run/script.rs`), so a binding "for one run" cannot be
+//! a declaration of the script: a top-level `const` would persist into every later run. It is a
 //! global property instead (writable, configurable, not enumerable), defined before the script
 //! starts and deleted once the run has ended (its promise settled and its late jobs drained).
 //! Code reads it like any global; a later run without an input finds no `input`, and a
@@ -25,7 +25,7 @@ use crate::value::Value;
 pub const NAME: &str = "input";
 
 /// Binds a copy of `value` as the global `input`; the message says why it could not be.
-pub(in crate::engine) fn bind(ctx: &Ctx<'_>, value: &Value) -> Result<(), String> {
+pub(crate) fn bind(ctx: &Ctx<'_>, value: &Value) -> Result<(), String> {
     if has_global_lexical(ctx, NAME) {
         return Err(format!(
             "the run's input cannot be bound: the sandbox's code declared '{NAME}' with let, const or class in an earlier run, which would hide it; use another name for that binding"
@@ -57,7 +57,7 @@ pub(in crate::engine) fn bind(ctx: &Ctx<'_>, value: &Value) -> Result<(), String
 /// Removes the run's `input` once the run is over. Code that made the property
 /// non-configurable keeps it as an ordinary global (and later runs with an input are refused
 /// with the reason).
-pub(in crate::engine) fn unbind(ctx: &Ctx<'_>) {
+pub(crate) fn unbind(ctx: &Ctx<'_>) {
     if ctx.globals().remove(NAME).is_err() {
         ctx.catch();
     }

@@ -29,16 +29,13 @@ pub const IMPORT_NOT_ALLOWED: &str = "ImportNotAllowedError";
 const MODULE_HOOK: &str = "__smol_module";
 
 /// What the sandbox may import.
-pub(in crate::engine) struct Registry {
+pub(crate) struct Registry {
     authorized: Vec<String>,
     modules: HashMap<String, ModuleSpec>,
 }
 
 impl Registry {
-    pub(in crate::engine) fn new(
-        authorized: Vec<String>,
-        modules: Vec<(String, ModuleSpec)>,
-    ) -> Rc<Self> {
+    pub(crate) fn new(authorized: Vec<String>, modules: Vec<(String, ModuleSpec)>) -> Rc<Self> {
         Rc::new(Self {
             authorized,
             modules: modules.into_iter().collect(),
@@ -61,7 +58,7 @@ impl Registry {
 }
 
 /// Resolves names for QuickJS: a name is its own identity, if allowed.
-pub(in crate::engine) struct SandboxResolver(pub(in crate::engine) Rc<Registry>);
+pub(crate) struct SandboxResolver(pub(crate) Rc<Registry>);
 
 impl Resolver for SandboxResolver {
     fn resolve<'js>(
@@ -76,7 +73,7 @@ impl Resolver for SandboxResolver {
 }
 
 /// Declares the module a resolved name stands for.
-pub(in crate::engine) struct SandboxLoader(pub(in crate::engine) Rc<Registry>);
+pub(crate) struct SandboxLoader(pub(crate) Rc<Registry>);
 
 impl Loader for SandboxLoader {
     fn load<'js>(
@@ -177,7 +174,7 @@ fn is_binding_name(name: &str) -> bool {
 
 /// Installs `__smol_module`, which builds an object module's exports when its generated source
 /// runs. It checks the policy again: sandbox code can call it by a computed name.
-pub(in crate::engine) fn install_hook<'js>(
+pub(crate) fn install_hook<'js>(
     ctx: &Ctx<'js>,
     registry: &Rc<Registry>,
     bridge: &Rc<Bridge>,

@@ -49,7 +49,7 @@ struct Timer {
 
 /// The pending timers of the current run.
 #[derive(Default)]
-pub(in crate::engine) struct Timers {
+pub(crate) struct Timers {
     /// Due times (with a creation sequence number for ties) to timer ids, earliest first.
     due: RefCell<BTreeMap<(Instant, u64), u32>>,
     timers: RefCell<HashMap<u32, Timer>>,
@@ -58,7 +58,7 @@ pub(in crate::engine) struct Timers {
 }
 
 /// What [`Timers::fire_due`] did.
-pub(in crate::engine) enum Fired<'js> {
+pub(crate) enum Fired<'js> {
     /// No timer is due yet.
     NotYet,
     /// A callback ran.
@@ -69,18 +69,18 @@ pub(in crate::engine) enum Fired<'js> {
 
 impl Timers {
     /// Whether any timer is pending.
-    pub(in crate::engine) fn is_pending(&self) -> bool {
+    pub(crate) fn is_pending(&self) -> bool {
         !self.due.borrow().is_empty()
     }
 
     /// When the earliest pending timer is due.
-    pub(in crate::engine) fn next_due(&self) -> Option<Instant> {
+    pub(crate) fn next_due(&self) -> Option<Instant> {
         self.due.borrow().keys().next().map(|(at, _)| *at)
     }
 
     /// Runs the earliest timer if it is due (recording which one on `tape`); an interval is
     /// scheduled again, its next turn counted from now.
-    pub(in crate::engine) fn fire_due<'js>(&self, ctx: &Ctx<'js>, tape: &Tape) -> Fired<'js> {
+    pub(crate) fn fire_due<'js>(&self, ctx: &Ctx<'js>, tape: &Tape) -> Fired<'js> {
         let now = Instant::now();
         let (key, id) = match self.due.borrow().iter().next() {
             Some((key, id)) if key.0 <= now => (*key, *id),
@@ -156,7 +156,7 @@ impl Timers {
     }
 
     /// Cancels every pending timer (the run is over); returns how many there were.
-    pub(in crate::engine) fn cancel_all(&self) -> u64 {
+    pub(crate) fn cancel_all(&self) -> u64 {
         self.due.borrow_mut().clear();
         let cancelled = std::mem::take(&mut *self.timers.borrow_mut());
         u64::try_from(cancelled.len()).unwrap_or(u64::MAX)
@@ -252,7 +252,7 @@ impl Timers {
 }
 
 /// Installs the four timer functions as hardened globals served by `timers`.
-pub(in crate::engine) fn install<'js>(
+pub(crate) fn install<'js>(
     ctx: &Ctx<'js>,
     timers: &Rc<Timers>,
     state: &Rc<RunState>,

@@ -64,14 +64,14 @@ pub(super) enum Settlement {
 }
 
 /// How waiting for a message ended.
-pub(in crate::engine) enum Waited {
+pub(crate) enum Waited {
     Answer(u64, ToolAnswer),
     /// The run must stop (deadline passed, or the executor is shutting down).
     Stopped,
 }
 
 /// What [`Bridge::settle_next`] did.
-pub(in crate::engine) enum Next {
+pub(crate) enum Next {
     /// It settled a tool's promise (or dropped a stale answer): the run can go on.
     Settled,
     /// The run must stop.
@@ -81,7 +81,7 @@ pub(in crate::engine) enum Next {
 }
 
 /// Everything the engine receives during a run, and the tool calls of the current run.
-pub(in crate::engine) struct Bridge {
+pub(crate) struct Bridge {
     inbox: Weak<EngineInbox>,
     host: Arc<dyn Host>,
     /// Commands that arrived while a run was in flight (queued runs, shutdown), for after it.
@@ -101,7 +101,7 @@ pub(in crate::engine) struct Bridge {
 }
 
 impl Bridge {
-    pub(in crate::engine) fn new(inbox: Weak<EngineInbox>, host: Arc<dyn Host>) -> Self {
+    pub(crate) fn new(inbox: Weak<EngineInbox>, host: Arc<dyn Host>) -> Self {
         Self {
             inbox,
             host,
@@ -118,7 +118,7 @@ impl Bridge {
 
     /// Sets how `tool` takes its arguments: as they are, or (with `inputs`) as one object of
     /// named inputs.
-    pub(in crate::engine) fn set_inputs(&self, tool: &str, inputs: Option<&[String]>) {
+    pub(crate) fn set_inputs(&self, tool: &str, inputs: Option<&[String]>) {
         let mut named = self.inputs.borrow_mut();
         match inputs {
             Some(inputs) => {
@@ -145,7 +145,7 @@ impl Bridge {
 
     /// Takes a message that arrived while the run waited off the thread: an answer is kept
     /// for [`Bridge::settle_next`], anything else set aside until the run is over.
-    pub(in crate::engine) fn receive_while_waiting(&self, state: &RunState, command: Command) {
+    pub(crate) fn receive_while_waiting(&self, state: &RunState, command: Command) {
         match command {
             Command::Tool(id, ToolAnswer::Settled(result)) if id >= self.first_id_of_run.get() => {
                 self.settled
@@ -163,7 +163,7 @@ impl Bridge {
     }
 
     /// Commands set aside during the run (queued runs, tools, variables, shutdown), in order.
-    pub(in crate::engine) fn take_set_aside(&self) -> VecDeque<Command> {
+    pub(crate) fn take_set_aside(&self) -> VecDeque<Command> {
         std::mem::take(&mut *self.deferred.borrow_mut())
     }
 
@@ -175,7 +175,7 @@ impl Bridge {
     }
 
     /// Starts a run: calls numbered from here on are its own.
-    pub(in crate::engine) fn begin_run(&self) {
+    pub(crate) fn begin_run(&self) {
         self.first_id_of_run.set(self.next_id.get());
         self.tool_time.set(Duration::ZERO);
     }
@@ -183,7 +183,7 @@ impl Bridge {
     /// Forgets the run's calls: their promises stay pending forever in the sandbox, and their
     /// late answers are dropped on arrival. Returns how many calls the run made and the time
     /// they took (calls still pending count until now).
-    pub(in crate::engine) fn end_run(&self) -> (u64, Duration) {
+    pub(crate) fn end_run(&self) -> (u64, Duration) {
         let pending: Duration = self
             .awaiting
             .borrow_mut()
@@ -202,13 +202,13 @@ impl Bridge {
     }
 
     /// Whether the run still waits for a tool's promise.
-    pub(in crate::engine) fn has_pending_calls(&self) -> bool {
+    pub(crate) fn has_pending_calls(&self) -> bool {
         !self.awaiting.borrow().is_empty()
     }
 
     /// Calls host tool `tool` from the sandbox: returns its value, a promise for it, or throws
     /// a catchable error carrying the tool's failure.
-    pub(in crate::engine) fn call<'js>(
+    pub(crate) fn call<'js>(
         &self,
         ctx: &Ctx<'js>,
         state: &RunState,
@@ -331,7 +331,7 @@ impl Bridge {
 
     /// The sandbox function that calls host tool `tool` (a tool, or a function of an object
     /// module), named `name`.
-    pub(in crate::engine) fn tool_function<'js>(
+    pub(crate) fn tool_function<'js>(
         ctx: &Ctx<'js>,
         bridge: &Rc<Bridge>,
         state: &Rc<RunState>,
@@ -350,7 +350,7 @@ impl Bridge {
 
     /// Settles one promise handed out by a pending call, if the host has settled one (polling
     /// briefly for an answer while no other executor waits for a thread).
-    pub(in crate::engine) fn settle_next<'js>(&self, ctx: &Ctx<'js>, state: &RunState) -> Next {
+    pub(crate) fn settle_next<'js>(&self, ctx: &Ctx<'js>, state: &RunState) -> Next {
         let next = self.settled.borrow_mut().pop_front();
         let (id, result) = match next {
             Some(settled) => settled,
@@ -506,7 +506,7 @@ impl Bridge {
     }
 
     /// The tool whose failure `thrown` is, if it is one.
-    pub(in crate::engine) fn tool_failure_of<'js>(
+    pub(crate) fn tool_failure_of<'js>(
         &self,
         ctx: &Ctx<'js>,
         thrown: &JsValue<'js>,

@@ -1,6 +1,6 @@
 //! Turns a value thrown by user code into a runtime error that names the user's own line
-//! (DESIGN.md "Errors"): the first stack frame in the transformed script is mapped back through
-//! the program's position map.
+//! (docs/contract.md "Errors"): the first stack frame in the transformed script is mapped back
+//! through the program's position map.
 
 use rquickjs::{Ctx, Value as JsValue};
 

@@ -1,7 +1,6 @@
-//! How a run's program is evaluated (DESIGN.md "Script semantics first"): as a global script of
-//! the executor's one context, so that its top-level `let`, `const` and `class` are real global
-//! lexical bindings, with what agent code needs beyond a plain script, each from a QuickJS
-//! flag:
+//! How a run's program is evaluated (docs/contract.md "Script semantics first"): as a global script
+//! of the executor's one context, so that its top-level `let`, `const` and `class` are real global
+//! lexical bindings, with what agent code needs beyond a plain script, each from a QuickJS flag:
 //!
 //! - top-level `await` (`JS_EVAL_FLAG_ASYNC`, which QuickJS's own REPL uses): the script runs
 //!   as the body of an async function and its evaluation is a promise;
@@ -29,10 +28,7 @@ const RUN: ScriptFlags = ScriptFlags {
 /// context's next REPL input. Its promise settles when the script ends, and rejects before any
 /// statement runs when a declaration clashes with an earlier run's; an `Err` means it did not
 /// compile (the exception is in `ctx`).
-pub(in crate::engine) fn evaluate<'js>(
-    ctx: &Ctx<'js>,
-    code: &str,
-) -> rquickjs::Result<Promise<'js>> {
+pub(crate) fn evaluate<'js>(ctx: &Ctx<'js>, code: &str) -> rquickjs::Result<Promise<'js>> {
     eval_with_flags(ctx, code, RUN)
 }
 

@@ -40,16 +40,14 @@ use crate::engine::{
     Command, Completion, EngineConfig, EngineError, EngineInbox, PausedRun, RunAbort, RunReport,
     RunRequest, RunStats,
 };
-use crate::options::Options;
 use crate::program::{self, PreparedProgram, ProgramContext};
 use crate::scheduler::inbox::{Closed, Next};
 use crate::scheduler::pool;
 use crate::scheduler::stack::{self, PROGRAM_STACK_BYTES};
-use crate::session::{
-    seal, Event, Journal, Origin, Outcome, RunEnd, RunRecord, SnapshotError, SnapshotProblem, Step,
-    Terms,
-};
+use crate::session::{Origin, RunRecord, SnapshotError, SnapshotProblem, Step, Terms};
 use crate::value::Value;
+
+mod durable;
 
 /// Jobs still queued after user code was stopped are run (each is stopped at its first guard,
 /// console, tool or output call, or by the interrupt handler) so that none of them survives into
@@ -89,6 +87,8 @@ struct Worker {
     dirty: bool,
     /// The options the session's state depends on (what a snapshot carries).
     terms: Terms,
+    /// What the engine was built with (a checkpoint compares with a context built so).
+    config: EngineConfig,
     /// Set once a run paused: the runtime is dropped (the paused run is resumed by replay).
     gone: bool,
     _runtime: Runtime,
@@ -117,7 +117,7 @@ impl Drop for Worker {
 }
 
 /// A worker at rest in its inbox, or on its way to a pool thread.
-pub(in crate::engine) struct Resting(Box<Worker>);
+pub(crate) struct Resting(Box<Worker>);
 
 // SAFETY: a `Worker` is a closed world of `!Send` parts: the rquickjs `Runtime` and `Context`
 // (`Rc`s around QuickJS's runtime and context), the `Rc<RunState>`, `Rc<Bridge>`,
@@ -140,7 +140,7 @@ unsafe impl Send for Resting {}
 
 /// Serves an engine's inbox on the calling pool thread until the engine rests, is handed to
 /// others, or is gone.
-pub(in crate::engine) fn serve(inbox: &Arc<EngineInbox>) {
+pub(crate) fn serve(inbox: &Arc<EngineInbox>) {
     let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve_inbox(inbox)));
     if served.is_err() {
         // A bug: answer everything still queued (and the caller of every later message) with
@@ -196,7 +196,7 @@ fn serve_inbox(inbox: &Arc<EngineInbox>) {
 fn start(inbox: &Arc<EngineInbox>) -> Option<Box<Worker>> {
     let (config, host, shutdown, ready) = match inbox.pop() {
         Some(Command::Start(config, host, shutdown, ready)) => (config, host, shutdown, ready),
-        Some(Command::Restore(restore)) => return session_restore(inbox, *restore),
+        Some(Command::Restore(restore)) => return durable::restore(inbox, *restore),
         _ => {
             inbox.close();
             return None;
@@ -223,112 +223,6 @@ fn start(inbox: &Arc<EngineInbox>) -> Option<Box<Worker>> {
     }
 }
 
-/// Builds the engine from a session (`engine::session`): opens the snapshot, checks its terms,
-/// replays its steps into a fresh runtime, and holds the run it paused in (or resumes it).
-/// `None` if it could not be built (the inbox is closed then; `ready` says why).
-fn session_restore(inbox: &Arc<EngineInbox>, restore: session::Restore) -> Option<Box<Worker>> {
-    let session::Restore {
-        config,
-        host,
-        shutdown,
-        source,
-        limits,
-        resume,
-        ready,
-    } = restore;
-    let failed = |error: EngineError, ready: oneshot::Sender<_>| {
-        let _ = ready.send(Err(error));
-        inbox.close();
-        None
-    };
-    let session = match source {
-        session::Source::Bytes(bytes, key) => match seal::open(&bytes, key.as_deref()) {
-            Ok(session) => session,
-            Err(error) => return failed(EngineError::Snapshot(error), ready),
-        },
-        session::Source::Journal(journal) => crate::session::Session {
-            terms: config.terms.clone(),
-            journal,
-        },
-    };
-    if let Some(option) = session.terms.first_difference(&config.terms) {
-        return failed(EngineError::Snapshot(SnapshotError::options(option)), ready);
-    }
-    let Journal { origin, mut steps } = session.journal;
-    let paused = match steps.last() {
-        Some(Step::Run(run)) if run.end.is_none() => match steps.pop() {
-            Some(Step::Run(run)) => Some(run),
-            _ => None,
-        },
-        _ => None,
-    };
-    let log_levels = config.terms.log_levels.clone();
-    let mut worker = match Worker::build(
-        config,
-        host,
-        shutdown,
-        Arc::downgrade(inbox),
-        Tape::restored(origin),
-    ) {
-        Ok(worker) => worker,
-        Err(error) => return failed(error, ready),
-    };
-    worker.enter();
-    let request = |code: String| {
-        let mut request = RunRequest::new(code, &Options::default(), RunAbort::new());
-        request.timeout_ms = limits.timeout_ms;
-        request.log_levels.clone_from(&log_levels);
-        request.max_log_bytes = 0;
-        request
-    };
-    for step in steps {
-        let replayed = match step {
-            // Their outcome is the original's: an endowment refused then is refused again.
-            Step::Tools(tools) => {
-                let _ = worker.define_tools(tools);
-                Ok(())
-            }
-            Step::Variables(variables) => {
-                let _ = worker.set_variables(variables);
-                Ok(())
-            }
-            Step::Run(run) => worker.replay_recorded(inbox, request(String::new()), run, limits),
-        };
-        if let Err(error) = replayed {
-            drop(worker);
-            return failed(error, ready);
-        }
-    }
-    match (paused, resume) {
-        (None, _) => {
-            let _ = ready.send(Ok(session::Restored::Ready));
-        }
-        (Some(run), None) => match run.events.last() {
-            Some(Event::Paused(call)) => {
-                let call = (**call).clone();
-                worker.state.tape.hold_run(run);
-                let tools = worker.program_context.tool_names.clone();
-                let _ = ready.send(Ok(session::Restored::Paused(call, tools)));
-            }
-            _ => {
-                drop(worker);
-                return failed(
-                    EngineError::Snapshot(SnapshotError::new(
-                        SnapshotProblem::Malformed,
-                        "the session's last run has no end and did not pause",
-                    )),
-                    ready,
-                );
-            }
-        },
-        (Some(run), Some((request, answer, reply))) => {
-            let _ = ready.send(Ok(session::Restored::Resumed));
-            worker.replay_run(inbox, request, run, Some(answer), reply);
-        }
-    }
-    Some(worker)
-}
-
 /// What handling a message led to.
 enum Handled {
     Continue,
@@ -345,15 +239,16 @@ impl Worker {
         tape: Tape,
     ) -> Result<Box<Worker>, EngineError> {
         let terms = config.terms.clone();
+        let kept = config.clone();
         let state = Rc::new(RunState::new(shutdown, &host, tape));
         let bridge = Rc::new(Bridge::new(inbox, host));
         let heap = Rc::new(HeapMeter::default());
         let program_context = ProgramContext {
-            authorized_imports: config.authorized_imports.clone(),
+            authorized_imports: config.options.authorized_imports.clone(),
             tool_names: Vec::new(),
-            timers: config.timers,
+            timers: config.options.timers,
         };
-        let timers = config.timers.then(|| Rc::new(Timers::default()));
+        let timers = config.options.timers.then(|| Rc::new(Timers::default()));
         let (runtime, context, canvas) = build(config, &state, &bridge, &heap, timers.as_ref())?;
         let fresh = state.tape.fresh_origin();
         if let Some((random_state, _)) = fresh {
@@ -371,6 +266,7 @@ impl Worker {
             program_context,
             dirty: false,
             terms,
+            config: kept,
             gone: false,
             _runtime: runtime,
         }))
@@ -413,85 +309,24 @@ impl Worker {
         Handled::Continue
     }
 
-    /// The session as a snapshot. A session whose journal passed its budget cannot be written.
-    fn snapshot(&self, key: Option<&[u8]>) -> Result<Vec<u8>, EngineError> {
-        if let Some(why) = self.state.tape.broken() {
-            return Err(EngineError::NotDurable(why));
-        }
-        let journal = self.state.tape.journal();
-        Ok(crate::session::seal::seal(&self.terms, &journal, key))
-    }
-
-    /// Replays a complete run of the session (a restore's step): it must end as recorded.
-    fn replay_recorded(
-        &mut self,
-        inbox: &Arc<EngineInbox>,
-        request: RunRequest,
-        record: RunRecord,
-        limits: session::ReplayLimits,
-    ) -> Result<(), EngineError> {
-        // A run its own maxOperations stopped counted one entry past it: it needs that limit.
-        let needed = record
-            .end
-            .map(|end| end.operations.min(record.max_operations));
-        if let Some(needed) = needed.filter(|needed| *needed > limits.max_operations) {
-            return Err(EngineError::Snapshot(SnapshotError::limit(
-                "maxOperations",
-                format!(
-                    "a run of the session counted {needed} loop iterations, more than the restoring executor's maxOperations ({})",
-                    limits.max_operations
-                ),
-            )));
-        }
-        let (reply, mut answer) = oneshot::channel();
-        self.replay_run(inbox, request, record, None, reply);
-        match answer.try_recv() {
-            Ok(RunReport {
-                result: Err(error @ EngineError::Snapshot(_)),
-                ..
-            }) => Err(error),
-            Ok(_) => Ok(()),
-            // A replay never waits: everything it needs is in its record.
-            Err(_) => {
-                self.in_flight = None;
-                Err(EngineError::Snapshot(SnapshotError::new(
-                    SnapshotProblem::Diverged,
-                    "a replayed run waited for something its record does not hold",
-                )))
-            }
-        }
-    }
-
-    /// Replays `record` (a run of the session) as a run, with the limits of `request`: the
-    /// record's events answer everything from outside the sandbox, and with `resumption` the
-    /// call the run paused at is answered and the run goes on live.
-    pub(super) fn replay_run(
-        &mut self,
-        inbox: &Arc<EngineInbox>,
-        mut request: RunRequest,
-        record: RunRecord,
-        resumption: Option<ToolResult>,
-        reply: oneshot::Sender<RunReport>,
-    ) {
-        request.code.clone_from(&record.code);
-        request.input.clone_from(&record.input);
-        request.max_operations = record.max_operations;
-        self.run(inbox, request, reply, Some((record, resumption)));
-    }
-
     pub(super) fn define_tools(&mut self, tools: Vec<ToolSpec>) -> Result<(), EngineError> {
+        let defined = self.install_tools(&tools);
+        self.state.tape.endowed(Step::Tools(tools), &defined);
+        defined
+    }
+
+    /// Installs `tools` without recording it (a checkpoint's tools are part of it).
+    fn install_tools(&mut self, tools: &[ToolSpec]) -> Result<(), EngineError> {
         let (bridge, state, installed) = (
             &self.bridge,
             &self.state,
             &mut self.program_context.tool_names,
         );
-        let defined = self.context.with(|ctx| {
+        self.context.with(|ctx| {
             let refused = refused_allocations(&ctx);
-            let defined = define_tools(&ctx, &tools, installed, bridge, state);
+            let defined = define_tools(&ctx, tools, installed, bridge, state);
             endowed(&ctx, refused, defined)
-        });
-        self.state.tape.endowed(Step::Tools(tools), &defined);
-        defined
+        })
     }
 
     pub(super) fn set_variables(
@@ -589,7 +424,7 @@ impl Worker {
             quickjs_session::reset_interrupt_counter(&ctx);
             let refused = refused_allocations(&ctx);
             match execute(&ctx, state, bridge, timers, &program) {
-                Settled::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
+                ScriptEnd::Waiting(promise) => Err((Persistent::save(&ctx, promise), refused)),
                 settled => Ok(conclude(
                     &ctx,
                     state,
@@ -639,13 +474,13 @@ impl Worker {
                         &in_flight.program,
                         &in_flight.request,
                         in_flight.input_bound,
-                        Settled::Stopped,
+                        ScriptEnd::Stopped,
                         in_flight.refused,
                     ));
                 }
             };
             match drive(&ctx, state, bridge, timers, &promise) {
-                Settled::Waiting(_) => Err(()),
+                ScriptEnd::Waiting(_) => Err(()),
                 settled => Ok(conclude(
                     &ctx,
                     state,
@@ -755,53 +590,6 @@ impl Worker {
         }
         let _ = reply.send(report);
     }
-
-    /// Ends the run in the session's record: recorded as it ended, or, for a replayed run,
-    /// checked against its record (a replay that went another way, or that a limit of the
-    /// restoring executor stopped, fails the restore).
-    fn end_recorded(
-        &self,
-        result: Result<Completion, EngineError>,
-    ) -> Result<Completion, EngineError> {
-        let tape = &self.state.tape;
-        let replayed = tape.replaying();
-        let limit = match (&result, self.state.stop.get()) {
-            (_, Some(Stop::Timeout | Stop::Aborted)) => Some("timeoutMs"),
-            (
-                Err(EngineError::Limit {
-                    limit: "memoryLimitBytes",
-                    ..
-                }),
-                _,
-            ) => Some("memoryLimitBytes"),
-            _ => None,
-        };
-        let end = RunEnd {
-            outcome: match &result {
-                Ok(completion) if completion.is_final_answer => Outcome::FinalAnswer,
-                Ok(_) => Outcome::Completed,
-                Err(_) => Outcome::Failed,
-            },
-            operations: self.state.operations(),
-            calls: tape.calls(),
-        };
-        if replayed {
-            if let Some(limit) = limit {
-                tape.take_run();
-                return Err(EngineError::Snapshot(SnapshotError::limit(
-                    limit,
-                    format!("replaying the session's runs passed the restoring executor's {limit}"),
-                )));
-            }
-        }
-        match tape.end_run(end) {
-            Ok(()) => result,
-            Err(diverged) => Err(EngineError::Snapshot(SnapshotError::new(
-                SnapshotProblem::Diverged,
-                format!("replaying the session went another way than it went: {diverged}"),
-            ))),
-        }
-    }
 }
 
 fn build(
@@ -818,21 +606,25 @@ fn build(
     };
     let runtime =
         Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
-    runtime.set_memory_limit(config.memory_limit_bytes);
-    state.max_value_bytes.set(config.max_value_bytes);
+    runtime.set_memory_limit(config.options.memory_limit_bytes);
+    state.max_value_bytes.set(config.options.max_value_bytes);
     // Options never ask for more than the threads have (`options::MAX_STACK_BYTES`), nor for 0,
     // which QuickJS (and rquickjs, for anything past that ceiling) takes as "no limit": an engine
     // built by other means is held to the same bounds, so no value can let recursion run off the
     // thread's stack.
     runtime.set_max_stack_size(
         config
+            .options
             .max_stack_bytes
             .clamp(crate::options::MIN_STACK_BYTES, stack::MAX_STACK_BYTES),
     );
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
-    let (max_canvas_size, memory_limit) = (config.max_canvas_size, config.memory_limit_bytes);
-    let registry = Registry::new(config.authorized_imports, config.modules);
+    let (max_canvas_size, memory_limit) = (
+        config.options.max_canvas_size,
+        config.options.memory_limit_bytes,
+    );
+    let registry = Registry::new(config.options.authorized_imports, config.options.modules);
     runtime.set_loader(
         SandboxResolver(Rc::clone(&registry)),
         SandboxLoader(Rc::clone(&registry)),
@@ -862,7 +654,7 @@ fn build(
 }
 
 /// How the script's promise ended.
-enum Settled<'js> {
+enum ScriptEnd<'js> {
     /// With this value: the run's output if the script gave it as its result.
     Resolved(JsValue<'js>),
     Threw(JsValue<'js>),
@@ -883,7 +675,7 @@ fn execute<'js>(
     bridge: &Bridge,
     timers: Option<&Timers>,
     program: &PreparedProgram,
-) -> Settled<'js> {
+) -> ScriptEnd<'js> {
     #[cfg(feature = "bench-internals")]
     reflect::set_loop_guard(
         ctx,
@@ -893,8 +685,8 @@ fn execute<'js>(
     );
     match start_script(ctx, &program.transformed_code) {
         Ok(promise) => drive(ctx, state, bridge, timers, &promise),
-        Err(rquickjs::Error::Exception) => Settled::Threw(ctx.catch()),
-        Err(other) => Settled::Threw(
+        Err(rquickjs::Error::Exception) => ScriptEnd::Threw(ctx.catch()),
+        Err(other) => ScriptEnd::Threw(
             rquickjs::String::from_str(ctx.clone(), &other.to_string())
                 .map(rquickjs::String::into_value)
                 .unwrap_or_else(|_| JsValue::new_undefined(ctx.clone())),
@@ -925,7 +717,7 @@ fn conclude<'js>(
     program: &PreparedProgram,
     request: &RunRequest,
     input_bound: bool,
-    settled: Settled<'js>,
+    settled: ScriptEnd<'js>,
     refused: u64,
 ) -> (Result<Completion, EngineError>, bool) {
     // A paused run's runtime is dropped (it is resumed by replay), as is a replay that went
@@ -959,7 +751,7 @@ fn conclude<'js>(
     let site = site.as_deref();
     let output = match (result, &settled) {
         (RunResult::Value(value), _) => Ok(value),
-        (RunResult::Promise { .. }, Settled::Resolved(value)) => {
+        (RunResult::Promise { .. }, ScriptEnd::Resolved(value)) => {
             copy_promised(ctx, value, state).map_err(|error| result_too_large(error, program, site))
         }
         _ => Ok(Value::Undefined),
@@ -987,16 +779,16 @@ fn conclude<'js>(
         Some(Stop::Aborted) => Err(EngineError::Aborted { started: true }),
         Some(Stop::Shutdown | Stop::Paused | Stop::Diverged) => Err(EngineError::Stopped),
         None => match settled {
-            Settled::Resolved(_) => output.map(|output| Completion {
+            ScriptEnd::Resolved(_) => output.map(|output| Completion {
                 output,
                 is_final_answer: false,
             }),
-            Settled::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
+            ScriptEnd::Threw(thrown) => Err(match bridge.tool_failure_of(ctx, &thrown) {
                 Some((tool, failure)) => tool_error(ctx, &thrown, tool, &failure, program, site),
                 None => runtime_error(ctx, &thrown, program, site),
             }),
-            Settled::Stuck => Err(never_settles(program, site)),
-            Settled::Stopped | Settled::Waiting(_) => Err(EngineError::Stopped),
+            ScriptEnd::Stuck => Err(never_settles(program, site)),
+            ScriptEnd::Stopped | ScriptEnd::Waiting(_) => Err(EngineError::Stopped),
         },
     };
     // The heap refused memory during the run (or while its failure was described): whatever the
@@ -1036,25 +828,25 @@ fn drive<'js>(
     bridge: &Bridge,
     timers: Option<&Timers>,
     promise: &Promise<'js>,
-) -> Settled<'js> {
+) -> ScriptEnd<'js> {
     reflect::RuntimeLimit::of(ctx).update_stack_top();
     loop {
         match promise.state() {
             PromiseState::Resolved => {
                 return match promise.result::<JsValue>() {
-                    Some(Ok(value)) => Settled::Resolved(value),
-                    Some(Err(_)) => Settled::Threw(ctx.catch()),
-                    None => Settled::Resolved(JsValue::new_undefined(ctx.clone())),
+                    Some(Ok(value)) => ScriptEnd::Resolved(value),
+                    Some(Err(_)) => ScriptEnd::Threw(ctx.catch()),
+                    None => ScriptEnd::Resolved(JsValue::new_undefined(ctx.clone())),
                 };
             }
             PromiseState::Rejected => {
                 // `result` throws the rejection reason into the context; take it back out.
                 let _ = promise.result::<JsValue>();
-                return Settled::Threw(ctx.catch());
+                return ScriptEnd::Threw(ctx.catch());
             }
             PromiseState::Pending => {
                 if state.stop.get().is_some() {
-                    return Settled::Stopped;
+                    return ScriptEnd::Stopped;
                 }
                 if ctx.execute_pending_job() {
                     continue;
@@ -1069,23 +861,23 @@ fn drive<'js>(
                     // A callback this loop calls may never reach a guard or the interrupt
                     // handler's poll: the deadline and abort are checked before each one.
                     if state.should_interrupt() {
-                        return Settled::Stopped;
+                        return ScriptEnd::Stopped;
                     }
                     match timers.fire_due(ctx, &state.tape) {
                         Fired::Ran => continue,
-                        Fired::Threw(thrown) => return Settled::Threw(thrown),
+                        Fired::Threw(thrown) => return ScriptEnd::Threw(thrown),
                         Fired::NotYet if !bridge.has_pending_calls() => {
-                            return Settled::Waiting(promise.clone())
+                            return ScriptEnd::Waiting(promise.clone())
                         }
                         Fired::NotYet => {}
                     }
                 } else if !bridge.has_pending_calls() {
-                    return Settled::Stuck;
+                    return ScriptEnd::Stuck;
                 }
                 match bridge.settle_next(ctx, state) {
                     BridgeNext::Settled => {}
-                    BridgeNext::Stopped => return Settled::Stopped,
-                    BridgeNext::Waiting => return Settled::Waiting(promise.clone()),
+                    BridgeNext::Stopped => return ScriptEnd::Stopped,
+                    BridgeNext::Waiting => return ScriptEnd::Waiting(promise.clone()),
                 }
             }
         }
@@ -1101,17 +893,17 @@ fn replay_external<'js>(
     state: &RunState,
     bridge: &Bridge,
     timers: Option<&Timers>,
-) -> Option<Settled<'js>> {
+) -> Option<ScriptEnd<'js>> {
     let diverged = |what: &str| {
         state.tape.diverge(what.to_owned());
         state.stop_with(Stop::Diverged);
-        Some(Settled::Stopped)
+        Some(ScriptEnd::Stopped)
     };
     match state.tape.replay_external() {
         External::Timer(sequence) => {
             match timers.and_then(|timers| timers.fire_sequence(ctx, sequence)) {
                 Some(Fired::Ran) => None,
-                Some(Fired::Threw(thrown)) => Some(Settled::Threw(thrown)),
+                Some(Fired::Threw(thrown)) => Some(ScriptEnd::Threw(thrown)),
                 Some(Fired::NotYet) | None => {
                     diverged("its record fires a timer the run does not have")
                 }
@@ -1136,14 +928,14 @@ fn replay_external<'js>(
         }
         External::Diverged => {
             state.stop_with(Stop::Diverged);
-            Some(Settled::Stopped)
+            Some(ScriptEnd::Stopped)
         }
         External::Exhausted => {
             let pending = timers.is_some_and(Timers::is_pending) || bridge.has_pending_calls();
             if pending {
                 diverged("the run waits for more than its record holds")
             } else {
-                Some(Settled::Stuck)
+                Some(ScriptEnd::Stuck)
             }
         }
     }
@@ -1170,7 +962,6 @@ fn drain(ctx: &Ctx<'_>, state: &RunState) -> bool {
 mod tests {
     use super::*;
     use crate::engine::testing::FakeHost;
-    use crate::options::Options;
     use crate::scheduler::stack::THREAD_STACK_BYTES;
 
     fn on_engine_thread<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
@@ -1186,7 +977,7 @@ mod tests {
     fn a_worker_taken_up_by_another_thread_measures_recursion_on_that_threads_stack() {
         let built = on_engine_thread(|| {
             let host: Arc<dyn Host> = Arc::new(FakeHost::default());
-            let config = EngineConfig::from(&Options::default());
+            let config = EngineConfig::from(&crate::options::Options::default());
             let tape = Tape::new(Origin::Fresh {
                 random_seed: 1,
                 time_origin: f64::NAN,

@@ -14,6 +14,9 @@
 //! to live: the call is answered with what `resume()` was given, and the run goes on with the
 //! host's tools, the real clock and the real event loop, recording again.
 
+pub(in crate::engine) mod builtins;
+pub(in crate::engine) mod checkpoint;
+
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -172,6 +175,34 @@ impl Tape {
             tape.performance_last.set(image.performance_now);
         }
         tape
+    }
+
+    /// `performance.timeOrigin` of the session's context.
+    pub(in crate::engine) fn time_origin(&self) -> f64 {
+        match &self.journal.borrow().origin {
+            Origin::Fresh { time_origin, .. } => *time_origin,
+            Origin::Checkpoint(image) => image.time_origin,
+        }
+    }
+
+    /// The tools the session has, with the inputs last sent for each, in the order they came.
+    pub(in crate::engine) fn tools(&self) -> Vec<crate::tools::ToolSpec> {
+        let journal = self.journal.borrow();
+        let mut tools: Vec<crate::tools::ToolSpec> = match &journal.origin {
+            Origin::Checkpoint(image) => image.tools.clone(),
+            Origin::Fresh { .. } => Vec::new(),
+        };
+        for step in &journal.steps {
+            if let Step::Tools(sent) = step {
+                for tool in sent {
+                    match tools.iter_mut().find(|known| known.name == tool.name) {
+                        Some(known) => known.inputs.clone_from(&tool.inputs),
+                        None => tools.push(tool.clone()),
+                    }
+                }
+            }
+        }
+        tools
     }
 
     /// The last value `performance.now()` gave (a checkpoint keeps it).

@@ -253,6 +253,8 @@ fn a_replay_that_goes_another_way_is_refused_as_diverged() {
     let options = Options::default();
     let calls = Arc::new(AtomicU64::new(0));
     let original = engine_with(host(&calls), &options);
+    // A function the session made keeps its state out of a checkpoint: the journal is replayed.
+    output(run_on(&original, "function kept() {}", &options));
     output(run_on(
         &original,
         "globalThis.x = lookup() + Date.now()",
@@ -311,7 +313,7 @@ fn limits_hold_while_a_session_is_replayed() {
     let original = engine_with(FakeHost::default(), &options);
     output(run_on(
         &original,
-        "let s = 0; for (let i = 0; i < 200000; i++) { s += i } s",
+        "function kept() {} let s = 0; for (let i = 0; i < 200000; i++) { s += i } s",
         &options,
     ));
     let bytes = snapshot(&original);
@@ -485,5 +487,121 @@ fn a_run_paused_by_an_awaited_tool_resumes_after_a_snapshot_and_a_restore() {
             Some(Value::String("refused: not today".into())),
             Some(Value::Number(20.0)),
         ])
+    );
+}
+
+/// Whether a snapshot's session starts from a checkpoint, and how many steps follow it.
+fn checkpointed(bytes: &[u8]) -> (bool, usize) {
+    let session = seal::open(bytes, None).unwrap();
+    (
+        matches!(
+            session.journal.origin,
+            crate::session::Origin::Checkpoint(_)
+        ),
+        session.journal.steps.len(),
+    )
+}
+
+const DATA: &str = "
+    const people = [{ name: 'Ana', tags: new Set(['a', -0]) }, { name: 'Luc', born: new Date(86400000) }];
+    people[1].friend = people[0]; people[0].friend = people[1];
+    const byName = new Map(people.map((p) => [p.name, p])); byName.set(people[0], 'object key');
+    let sparse = [1, , 3]; sparse.length = 5; sparse.note = 'extra';
+    const frozen = Object.freeze({ deep: Object.seal({ n: NaN }) });
+    const shape = Object.create(null); Object.defineProperty(shape, 'hidden', { value: 1, enumerable: false });
+    const own = Symbol('mine'); const shared = Symbol.for('app'); const keyed = { [own]: 1, [shared]: 2, [Symbol.iterator]: null };
+    const pattern = /a(b)?/giy; pattern.lastIndex = 2;
+    const bytes = new Uint8Array([1, 2, 3, 4]); const words = new Uint16Array(bytes.buffer, 2, 1); const view = new DataView(bytes.buffer, 1, 2);
+    const failure = new TypeError('bad'); failure.code = 7;
+    const boxed = [Object(1n), new String('s'), Object(own)];
+    let later; const answer = 42n ** 3n;
+    var counter = 3;
+    try { pending } catch {} let pending = undefined; globalThis.direct = { proto: Object.getPrototypeOf([]) };";
+
+const DATA_PROBE: &str = "[
+    people[1].friend === people[0], [...people[0].tags].map((t) => Object.is(t, -0)), people[1].born.getTime(),
+    byName.get('Luc') === people[1], byName.get(people[0]), [...byName.keys()].length,
+    sparse.length, 1 in sparse, sparse.note, Object.isFrozen(frozen), Object.isSealed(frozen.deep), Number.isNaN(frozen.deep.n),
+    Object.getPrototypeOf(shape), Object.getOwnPropertyDescriptor(shape, 'hidden').enumerable,
+    keyed[own], keyed[shared], Symbol.keyFor(Object.getOwnPropertySymbols(keyed)[1]), Reflect.ownKeys(keyed).length,
+    pattern.source, pattern.flags, pattern.lastIndex, pattern.exec('xxab')?.[0],
+    [...bytes], words[0], view.getUint16(0), words.buffer === bytes.buffer,
+    failure instanceof TypeError, failure.message, failure.code, Object.prototype.toString.call(failure),
+    typeof boxed[0], boxed[0] + 1n, boxed[1].length, typeof boxed[2].valueOf(),
+    later, String(answer), counter, pending, direct.proto === Array.prototype,
+    Object.keys(globalThis).includes('counter')
+]";
+
+#[test]
+fn a_state_of_data_is_checkpointed_and_restores_from_the_image_alone() {
+    let options = Options::default();
+    let original = engine_with(FakeHost::default(), &options);
+    output(run_on(&original, DATA, &options));
+    let bytes = snapshot(&original);
+    assert_eq!(checkpointed(&bytes), (true, 0));
+    let (restored, _) = restore(bytes.clone(), &options, FakeHost::default()).unwrap();
+    // The same image from the restored session: nothing was lost or added.
+    assert_eq!(snapshot(&restored), bytes);
+    let expected = output(run_on(&original, DATA_PROBE, &options));
+    assert_eq!(output(run_on(&restored, DATA_PROBE, &options)), expected);
+    // The session goes on from the checkpoint: its journal holds only what came after.
+    output(run_on(&original, "counter += 1", &options));
+    assert_eq!(checkpointed(&snapshot(&original)), (true, 0));
+}
+
+#[test]
+fn a_changed_built_in_or_a_function_keeps_the_state_out_of_a_checkpoint_and_the_journal_replays() {
+    let options = Options::default();
+    for change in [
+        "Array.prototype.total = function () { return this.reduce((a, b) => a + b, 0) }",
+        "Object.freeze(Math)",
+        "delete globalThis.escape",
+        "JSON.parse = JSON.stringify",
+        "new Map().constructor.prototype.extra = 1",
+        "const f = () => 1",
+        "class K {}",
+        "globalThis.weak = new WeakMap()",
+        "var p = Promise.resolve(1)",
+    ] {
+        let original = engine_with(FakeHost::default(), &options);
+        output(run_on(&original, "let before = [1, 2]", &options));
+        output(run_on(&original, change, &options));
+        let bytes = snapshot(&original);
+        // The tools sent (none), and the two runs.
+        assert_eq!(checkpointed(&bytes), (false, 3), "{change}");
+        let (restored, _) = restore(bytes, &options, FakeHost::default()).unwrap();
+        let probe = "[before, typeof Array.prototype.total, Math.PI, typeof escape, JSON.parse === JSON.stringify]";
+        assert_eq!(
+            output(run_on(&restored, probe, &options)),
+            output(run_on(&original, probe, &options)),
+            "{change}"
+        );
+    }
+}
+
+#[test]
+fn a_run_after_a_checkpoint_stops_at_the_same_point_after_final_answer() {
+    let options = Options::default();
+    let original = engine_with(FakeHost::default(), &options);
+    output(run_on(
+        &original,
+        "let data = Array.from({ length: 50 }, (_, i) => ({ i }))",
+        &options,
+    ));
+    assert_eq!(checkpointed(&snapshot(&original)), (true, 0));
+    let report = run_on(
+        &original,
+        "globalThis.k = 0; let p = Promise.resolve();
+         for (let i = 0; i < 9000; i++) p = p.then(() => { globalThis.k += 1 });
+         final_answer(1)",
+        &options,
+    );
+    assert!(report.result.unwrap().is_final_answer);
+    let bytes = snapshot(&original);
+    assert_eq!(checkpointed(&bytes), (true, 1));
+    let (restored, _) = restore(bytes, &options, FakeHost::default()).unwrap();
+    assert_eq!(
+        output(run_on(&restored, "[k, data.length]", &options)),
+        output(run_on(&original, "[k, data.length]", &options))
     );
 }

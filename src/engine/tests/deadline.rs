@@ -1,4 +1,4 @@
-//! Every run stops at its deadline, whatever built-in it is in (issue 12, class 3): one test per
+//! Every run stops at its deadline, whatever built-in it is in: one test per
 //! loop that vendor/quickjs-patches/0110–0113 taught to ask QuickJS's interrupt handler. Each
 //! builds its input in a first run (state persists across runs), then runs the one built-in
 //! call with a short `timeoutMs`: unpatched, the call runs to its end (seconds to minutes; this

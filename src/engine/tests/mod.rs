@@ -200,7 +200,8 @@ fn cpu_loops_the_guard_does_not_count_are_stopped_at_the_deadline() {
         let report = run_on(&engine, code, &options);
         assert_eq!(error(report), EngineError::Timeout { timeout_ms: 100 }, "{code}");
         // Unstopped, each of these runs for minutes or forever; how close to the deadline they
-        // stop is a benchmark figure (W8), not something a loaded test machine can time.
+        // stop is a benchmark figure (the runaway loop, W8 in bench/workloads.mjs), not something
+        // a loaded test machine can time.
         assert!(started.elapsed().as_secs() < 5, "{code}: {:?}", started.elapsed());
     }
 }
@@ -557,7 +558,7 @@ fn a_run_aborted_before_it_starts_runs_nothing_and_stays_clean() {
     );
 }
 
-/// Regression (issue 5, security suite "a NUL character inside a string literal"): a raw NUL that
+/// Regression (security suite, "a NUL character inside a string literal"): a raw NUL that
 /// survived code generation (in a directive, a template, a regexp) failed every such run with
 /// rquickjs's "internal null bytes" error.
 #[test]

@@ -1,4 +1,4 @@
-//! Out of memory in the engine (issue 12, class 1): whatever runs out of heap — agent code,
+//! Out of memory in the engine: whatever runs out of heap — agent code,
 //! QuickJS's compiler, the copies into the sandbox — ends as the memory-limit error, told by the
 //! heap's count of refused allocations (vendor/quickjs-patches/0101), never by what was thrown.
 //! tests/allocation_failures.rs refuses every allocation of representative operations in turn.

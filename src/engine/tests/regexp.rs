@@ -1,4 +1,4 @@
-//! The fast RegExp built-ins (QuickJS patches 0610 and 0611, issue 15): `split` and `replace`
+//! The fast RegExp built-ins (QuickJS patches 0610 and 0611): `split` and `replace`
 //! with an ordinary RegExp are computed from the regexp's bytecode, without the spec's
 //! splitter, result arrays and property reads, and must give exactly what the spec's steps
 //! give. Each differential test runs the same cases twice in one run, on a plain RegExp (fast

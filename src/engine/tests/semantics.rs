@@ -1,4 +1,4 @@
-//! What a run means, through the whole engine (DESIGN.md "Script semantics first"): results
+//! What a run means, through the whole engine (docs/contract.md "Script semantics first"): results
 //! that are Promises, state across runs by REPL rules, and the errors both report.
 
 use crate::engine::host::ToolFailure;

@@ -1,5 +1,5 @@
 //! A run is answered by its deadline plus [`DEADLINE_GRACE`] even when its engine thread cannot
-//! be stopped (issue 12, class 3): here the thread is held by a host that blocks inside a
+//! be stopped: here the thread is held by a host that blocks inside a
 //! synchronous tool call, which no interrupt reaches.
 
 use std::time::{Duration, Instant};

@@ -1,8 +1,8 @@
-//! `tool_name_shadowing` (ERROR): top-level bindings persist as globals across runs (DESIGN.md
-//! "Persistence"), so declaring a tool's name at the top level, or assigning to it anywhere,
-//! would replace the tool — or `final_answer` — for this run and every later one. smolagents
-//! refuses such code for the same reason. Names bound inside a function or block are the code's
-//! own business and are left alone.
+//! `tool_name_shadowing` (ERROR): top-level bindings persist as globals across runs
+//! (docs/contract.md "Persistence"), so declaring a tool's name at the top level, or assigning to
+//! it anywhere, would replace the tool — or `final_answer` — for this run and every later one.
+//! smolagents refuses such code for the same reason. Names bound inside a function or block are the
+//! code's own business and are left alone.
 
 use oxc_ast::ast::{BindingIdentifier, IdentifierReference};
 use oxc_ast_visit::Visit;

@@ -49,6 +49,7 @@ pub(crate) fn sample() -> Session {
             image::Symbol::Local(Some("s".into())),
             image::Symbol::Local(None),
             image::Symbol::Registered("app".into()),
+            image::Symbol::WellKnown("iterator".into()),
         ],
         nodes: vec![
             Node {

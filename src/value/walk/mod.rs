@@ -1,7 +1,7 @@
-//! The one walk of a structured-clone copy (DESIGN.md "Values across the boundary"), shared by
-//! the four directions: [`Reader`] copies a JS value into a [`Value`] through a [`Source`]
-//! (`engine::values::convert` reads QuickJS values, `node::value` reads Node's), and [`Builder`] makes a
-//! JS value from a [`Value`] through a [`Sink`].
+//! The one walk of a structured-clone copy (docs/contract.md "Values across the boundary"), shared
+//! by the four directions: [`Reader`] copies a JS value into a [`Value`] through a [`Source`]
+//! (`engine::values::convert` reads QuickJS values, `node::value` reads Node's), and [`Builder`]
+//! makes a JS value from a [`Value`] through a [`Sink`].
 //!
 //! What all four must agree on lives here, once: the frames of the iterative walk (nesting costs
 //! neither the thread's stack nor the engine's own stack budget, which both QuickJS and V8 check

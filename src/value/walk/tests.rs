@@ -1,6 +1,6 @@
 //! The walk over a toy heap: numbering, paths, limits and refusals, without either engine.
 //!
-//! Spec: DESIGN.md "Values across the boundary".
+//! Spec: docs/contract.md "Values across the boundary".
 
 use std::collections::HashMap;
 
@@ -371,7 +371,7 @@ fn describing_replaces_what_refusing_refuses() {
     );
 }
 
-/// Issue 12 class 5: past a limit a copy fails, naming it, whether uncopyable parts are
+/// Nothing is lost silently: past a limit a copy fails, naming it, whether uncopyable parts are
 /// described or refused; nothing is cut or replaced by a description.
 #[test]
 fn every_limit_fails_the_copy_in_both_modes() {

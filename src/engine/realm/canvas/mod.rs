@@ -2,7 +2,8 @@
 //! `ImageData`, and the 2D context with its gradients, as rquickjs classes over the renderer in
 //! [`crate::canvas`] (which knows nothing of QuickJS).
 //!
-//! The 2D context's class is in `context2d`; raw QuickJS access goes through `engine::quickjs::reflect`.
+//! The 2D context's class is in `context2d`; raw QuickJS access goes through
+//! `engine::quickjs::reflect`.
 //!
 //! - **Limits.** Pixels are reserved from the executor's heap limit: a canvas (or clip mask)
 //!   lowers QuickJS's `memoryLimitBytes` by its size for as long as it lives, so pixels and JS
@@ -20,9 +21,9 @@
 //!   borrowed, and every borrow is checked, so re-entrant user code gets a `TypeError`, never a
 //!   panic.
 //!
-//! Spec: DESIGN.md "Where we go beyond SES" ("what the agent drew"); §10.2 (the images are an
-//! optional extension of `CodeOutput`); the limits follow DESIGN.md's `memoryLimitBytes` and the
-//! run's deadline (§7.5).
+//! Spec: docs/contract.md "Where we go beyond SES" ("what the agent drew"); §10.2 (the images are
+//! an optional extension of `CodeOutput`); the limits follow docs/contract.md's `memoryLimitBytes`
+//! and the run's deadline (§7.5).
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -35,8 +36,10 @@ use rquickjs::{
 };
 
 mod context2d;
+mod stubs;
 
-use context2d::{install_stubs, JsContext2d};
+use context2d::JsContext2d;
+use stubs::install_stubs;
 
 use super::globals::{named_error, throw_stop};
 use crate::canvas::{

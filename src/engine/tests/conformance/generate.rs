@@ -6,7 +6,7 @@
 //! assign constants, and redeclare (early errors); every loop is bounded. A seed always gives
 //! the same program.
 //!
-//! DESIGN.md "Script semantics first" (a run of the suite over programs nobody wrote).
+//! docs/contract.md "Script semantics first" (a run of the suite over programs nobody wrote).
 
 use std::fmt::Write as _;
 

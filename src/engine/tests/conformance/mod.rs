@@ -1,7 +1,7 @@
-//! The differential conformance suite (DESIGN.md "Script semantics first"): every program runs
-//! as plain global scripts in a fresh QuickJS context with no rewrite ([`reference`]), and
-//! through the executor, and the two must be observed alike — output (or error class and
-//! message) and console output, run by run.
+//! The differential conformance suite (docs/contract.md "Script semantics first"): every program
+//! runs as plain global scripts in a fresh QuickJS context with no rewrite ([`reference`]), and
+//! through the executor, and the two must be observed alike — output (or error class and message)
+//! and console output, run by run.
 //!
 //! Each program is compared whole (one run), and split at every top-level statement into two
 //! runs of the same executor, against the same two parts evaluated as two scripts of one

@@ -3,7 +3,7 @@
 //! only thing installed is a `console` that formats exactly as the executor's does, so that
 //! logs compare byte for byte.
 //!
-//! DESIGN.md "Script semantics first" (what a plain script means is the reference).
+//! docs/contract.md "Script semantics first" (what a plain script means is the reference).
 
 use std::cell::RefCell;
 use std::rc::Rc;

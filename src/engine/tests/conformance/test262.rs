@@ -3,7 +3,7 @@
 //! and through the executor, and counts the tests raw QuickJS passes that the executor fails,
 //! by cause. README "Semantics" quotes its figures.
 //!
-//! DESIGN.md "Script semantics first" (every remaining difference is a documented one).
+//! docs/contract.md "Script semantics first" (every remaining difference is a documented one).
 //!
 //! ```sh
 //! TEST262_DIR=/path/to/test262 TEST262_PATHS=test/language/statements,test/built-ins/Array \

@@ -1,5 +1,6 @@
 //! Copies values between a sandbox and the shared value model with structured-clone semantics
-//! (DESIGN.md "Values across the boundary"): QuickJS's side of the walk in `crate::value::walk`.
+//! (docs/contract.md "Values across the boundary"): QuickJS's side of the walk in
+//! `crate::value::walk`.
 //!
 //! Both directions run on the engine thread. Reading goes through the realm's intrinsics (the
 //! engine's own functions, taken from the built-in prototypes by [`Reflect`]), never through
@@ -73,7 +74,7 @@ pub fn to_value<'js>(
 /// Throws `error` (a copy out of the sandbox that passed a size limit) into the sandbox as a
 /// `RangeError` carrying its message, and remembers it: if it ends the run uncaught,
 /// [`copy_failure_of`] gives the limit back for the run's error.
-pub(in crate::engine) fn throw_copy_failure(ctx: &Ctx<'_>, error: CloneError) -> rquickjs::Error {
+pub(crate) fn throw_copy_failure(ctx: &Ctx<'_>, error: CloneError) -> rquickjs::Error {
     let maker = Maker {
         ctx,
         reflect: Reflect::new(ctx),
@@ -98,10 +99,7 @@ pub(in crate::engine) fn throw_copy_failure(ctx: &Ctx<'_>, error: CloneError) ->
 }
 
 /// The copy failure `thrown` reports, if it is one [`throw_copy_failure`] threw.
-pub(in crate::engine) fn copy_failure_of<'js>(
-    ctx: &Ctx<'js>,
-    thrown: &JsValue<'js>,
-) -> Option<CloneError> {
+pub(crate) fn copy_failure_of<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> Option<CloneError> {
     let failures = ctx.userdata::<CopyFailures>()?;
     let failures = failures.0.borrow();
     failures

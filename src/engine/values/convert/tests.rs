@@ -1,7 +1,7 @@
 //! The copies between a sandbox and the value model: every type both ways, refusals and
 //! their paths, tampered built-ins, limits.
 //!
-//! Spec: DESIGN.md "Values across the boundary"; §7.4 (tool arguments and results).
+//! Spec: docs/contract.md "Values across the boundary"; §7.4 (tool arguments and results).
 
 use rquickjs::{Context, Runtime};
 
@@ -761,8 +761,8 @@ fn replaced_constructors_and_methods_are_never_called() {
     });
 }
 
-/// Issue 12 class 5: outputs of a sandbox that redefined the built-ins' prototypes still arrive
-/// as what they are, not as inspect strings.
+/// Nothing is lost silently: outputs of a sandbox that redefined the built-ins' prototypes still
+/// arrive as what they are, not as inspect strings.
 #[test]
 fn values_are_read_through_the_intrinsics_captured_at_creation() {
     with_sandbox(|ctx| {
@@ -984,9 +984,9 @@ fn built_ins_at_the_depth_limit_are_copied_both_ways() {
     });
 }
 
-/// vendor/quickjs-patches/0500 and issue 12 class 5: a string is read where QuickJS keeps it, so
-/// one that fills most of the heap still crosses whole (it used to arrive as `""`: reading it
-/// copied it into the heap, as UTF-16, under the memory limit).
+/// vendor/quickjs-patches/0500, so that nothing is lost silently: a string is read where QuickJS
+/// keeps it, so one that fills most of the heap still crosses whole (it used to arrive as `""`:
+/// reading it copied it into the heap, as UTF-16, under the memory limit).
 #[test]
 fn strings_are_read_in_place_whatever_the_heap_limit() {
     let runtime = Runtime::new().expect("runtime");
@@ -1022,7 +1022,7 @@ fn strings_are_read_in_place_whatever_the_heap_limit() {
     });
 }
 
-/// Issue 12 class 5: a value is copied whole or refused with the limit and the size; a long
+/// Nothing is lost silently: a value is copied whole or refused with the limit and the size; a long
 /// string is refused before it is copied.
 #[test]
 fn a_copy_past_max_value_bytes_fails_naming_the_limit_and_the_size() {

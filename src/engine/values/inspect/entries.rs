@@ -1,7 +1,7 @@
 //! Node's entry formatters (`formatArray`, `formatSet`, `formatMap`, `formatTypedArray`,
 //! `formatArrayBuffer`, `formatPromise`) and `formatProperty`.
 //!
-//! Spec: §7.3 (console capture), DESIGN.md "Logs".
+//! Spec: §7.3 (console capture), docs/contract.md "Logs".
 
 use super::*;
 

@@ -1,7 +1,7 @@
 //! Errors as Node prints them: `name: message`, the stack (QuickJS keeps only the frame lines,
 //! so the header is rebuilt), own properties, and `improveStack`.
 //!
-//! Spec: §7.3 (console capture), DESIGN.md "Logs" and "Errors".
+//! Spec: §7.3 (console capture), docs/contract.md "Logs" and "Errors".
 
 use super::*;
 

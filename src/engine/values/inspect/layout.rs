@@ -1,7 +1,7 @@
 //! How entries are joined: Node's `reduceToSingleString`, `groupArrayElements` and
 //! `isBelowBreakLength`, with display widths.
 //!
-//! Spec: §7.3 (console capture), DESIGN.md "Logs".
+//! Spec: §7.3 (console capture), docs/contract.md "Logs".
 
 use super::*;
 

@@ -32,7 +32,7 @@
 //! - `%o` shows QuickJS's own properties (no `arguments`/`caller` on functions) and no inherited
 //!   accessors.
 //!
-//! Spec: §7.3 (console capture), DESIGN.md "Logs".
+//! Spec: §7.3 (console capture), docs/contract.md "Logs".
 
 mod entries;
 mod errors;

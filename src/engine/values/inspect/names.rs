@@ -2,7 +2,7 @@
 //! of functions, classes, boxed primitives, regexps and dates; and `%s`'s
 //! `hasBuiltInToString`.
 //!
-//! Spec: §7.3 (console capture), DESIGN.md "Logs".
+//! Spec: §7.3 (console capture), docs/contract.md "Logs".
 
 use super::*;
 

@@ -1,7 +1,7 @@
 //! The `util.inspect` port against Node's own output: shared helpers, the class ids of the
 //! bundled QuickJS, and the rules formatting never breaks (no user code run, no exception left).
 //!
-//! Spec: §7.3 (console capture), DESIGN.md "Logs".
+//! Spec: §7.3 (console capture), docs/contract.md "Logs".
 
 use super::*;
 use crate::engine::quickjs::reflect::{ATOM_TAG_INT, CLASS_C_FUNCTION};

@@ -1,15 +1,16 @@
 //! One canvas and its 2D context: the bitmap (premultiplied RGBA, as browsers keep it), the
 //! drawing state and its `save()`/`restore()` stack, the current path, and every drawing
-//! operation. Methods take the Canvas API's arguments already converted to Rust values and
+//! operation (what code does to pixels directly is in `pixels.rs`, how it paints in
+//! `style.rs`). Methods take the Canvas API's arguments already converted to Rust values and
 //! follow the spec's rules for them (non-finite numbers make a call a no-op, invalid style
 //! values are ignored, sizes are checked).
 
-use std::cell::RefCell;
+mod pixels;
+
 use std::rc::Rc;
 
 use tiny_skia::{
-    BlendMode, FillRule, FilterQuality, GradientStop, LineCap, LineJoin, LinearGradient, Mask,
-    Paint, Pattern, Pixmap, RadialGradient, Rect, Shader, SpreadMode, Stroke, StrokeDash,
+    BlendMode, FillRule, LineCap, LineJoin, Mask, Paint, Pixmap, Rect, Shader, Stroke, StrokeDash,
     Transform,
 };
 
@@ -17,184 +18,16 @@ use super::budget::{PixelBudget, Reservation};
 use super::color::Rgba;
 use super::font::{FontSpec, TextAlign, TextBaseline, TextLine, TextMetrics};
 use super::path::{CanvasPath, CornerRadii};
+use super::style::{narrow, CompositeOp, Style};
 use super::{CanvasError, Image};
+
+pub use pixels::ImageDataRect;
 
 /// Bitmaps up to this size (a megapixel) are PNG-compressed at the balanced level.
 const BALANCED_PNG_BYTES: usize = 4 << 20;
 
 /// The deepest `save()` nesting: each level copies the drawing state.
 pub const MAX_SAVE_DEPTH: usize = 4096;
-
-/// A `fillStyle` or `strokeStyle`.
-#[derive(Debug, Clone)]
-pub enum Style {
-    Color(Rgba),
-    /// Shared with the sandbox's `CanvasGradient` object: stops added later apply to later
-    /// drawing, as in browsers.
-    Gradient(Rc<RefCell<Gradient>>),
-}
-
-/// A `CanvasGradient`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Gradient {
-    kind: GradientKind,
-    stops: Vec<(f32, Rgba)>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum GradientKind {
-    Linear([f32; 4]),
-    Radial([f32; 6]),
-}
-
-#[allow(clippy::cast_possible_truncation, reason = "tiny-skia draws in f32")]
-fn narrow(value: f64) -> f32 {
-    value as f32
-}
-
-impl Gradient {
-    /// `createLinearGradient(x0, y0, x1, y1)`; `None` for non-finite arguments (a TypeError).
-    pub fn linear(x0: f64, y0: f64, x1: f64, y1: f64) -> Result<Self, CanvasError> {
-        let points = [x0, y0, x1, y1];
-        if !points.iter().all(|v| v.is_finite()) {
-            return Err(CanvasError::type_error(
-                "createLinearGradient(): every coordinate must be a finite number",
-            ));
-        }
-        Ok(Self {
-            kind: GradientKind::Linear(points.map(narrow)),
-            stops: Vec::new(),
-        })
-    }
-
-    /// `createRadialGradient(x0, y0, r0, x1, y1, r1)`.
-    pub fn radial(circles: [f64; 6]) -> Result<Self, CanvasError> {
-        if !circles.iter().all(|v| v.is_finite()) {
-            return Err(CanvasError::type_error(
-                "createRadialGradient(): every argument must be a finite number",
-            ));
-        }
-        if circles[2] < 0.0 || circles[5] < 0.0 {
-            return Err(CanvasError::index_size(
-                "createRadialGradient(): a radius must not be negative",
-            ));
-        }
-        Ok(Self {
-            kind: GradientKind::Radial(circles.map(narrow)),
-            stops: Vec::new(),
-        })
-    }
-
-    /// `addColorStop(offset, color)`.
-    pub fn add_color_stop(&mut self, offset: f64, color: &str) -> Result<(), CanvasError> {
-        if !(0.0..=1.0).contains(&offset) {
-            return Err(CanvasError::index_size(format!(
-                "addColorStop(): the offset must be between 0 and 1, got {offset}"
-            )));
-        }
-        let Some(color) = Rgba::parse(color) else {
-            return Err(CanvasError::range(format!(
-                "addColorStop(): '{color}' is not a CSS colour"
-            )));
-        };
-        let offset = narrow(offset);
-        // Stops at the same offset keep the order they were added in.
-        let at = self.stops.partition_point(|(o, _)| *o <= offset);
-        self.stops.insert(at, (offset, color));
-        Ok(())
-    }
-
-    /// The shader, in user space mapped by `transform`; `None` when nothing is painted (no
-    /// stops, or a degenerate gradient, which the spec paints as nothing).
-    fn shader(&self, alpha: f32, transform: Transform) -> Option<Shader<'static>> {
-        let stops: Vec<GradientStop> = self
-            .stops
-            .iter()
-            .map(|(offset, color)| GradientStop::new(*offset, color.to_skia(alpha)))
-            .collect();
-        match (self.kind, stops.len()) {
-            (_, 0) => None,
-            (GradientKind::Linear([x0, y0, x1, y1]), _) => {
-                if x0 == x1 && y0 == y1 {
-                    return None;
-                }
-                LinearGradient::new(
-                    (x0, y0).into(),
-                    (x1, y1).into(),
-                    stops,
-                    SpreadMode::Pad,
-                    transform,
-                )
-            }
-            (GradientKind::Radial([x0, y0, r0, x1, y1, r1]), _) => {
-                if x0 == x1 && y0 == y1 && r0 == r1 {
-                    return None;
-                }
-                RadialGradient::new(
-                    (x0, y0).into(),
-                    r0,
-                    (x1, y1).into(),
-                    r1,
-                    stops,
-                    SpreadMode::Pad,
-                    transform,
-                )
-            }
-        }
-    }
-}
-
-/// `globalCompositeOperation`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CompositeOp(BlendMode);
-
-impl CompositeOp {
-    /// Every operation the canvas knows, by name.
-    pub const ALL: [(&'static str, BlendMode); 26] = [
-        ("source-over", BlendMode::SourceOver),
-        ("source-in", BlendMode::SourceIn),
-        ("source-out", BlendMode::SourceOut),
-        ("source-atop", BlendMode::SourceAtop),
-        ("destination-over", BlendMode::DestinationOver),
-        ("destination-in", BlendMode::DestinationIn),
-        ("destination-out", BlendMode::DestinationOut),
-        ("destination-atop", BlendMode::DestinationAtop),
-        ("lighter", BlendMode::Plus),
-        ("copy", BlendMode::Source),
-        ("xor", BlendMode::Xor),
-        ("multiply", BlendMode::Multiply),
-        ("screen", BlendMode::Screen),
-        ("overlay", BlendMode::Overlay),
-        ("darken", BlendMode::Darken),
-        ("lighten", BlendMode::Lighten),
-        ("color-dodge", BlendMode::ColorDodge),
-        ("color-burn", BlendMode::ColorBurn),
-        ("hard-light", BlendMode::HardLight),
-        ("soft-light", BlendMode::SoftLight),
-        ("difference", BlendMode::Difference),
-        ("exclusion", BlendMode::Exclusion),
-        ("hue", BlendMode::Hue),
-        ("saturation", BlendMode::Saturation),
-        ("color", BlendMode::Color),
-        ("luminosity", BlendMode::Luminosity),
-    ];
-
-    /// The operation called `name`.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL
-            .iter()
-            .find(|(known, _)| *known == name)
-            .map(|(_, mode)| Self(*mode))
-    }
-
-    /// Its name.
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, mode)| *mode == self.0)
-            .map_or("source-over", |(name, _)| name)
-    }
-}
 
 /// A clip region: a coverage mask over the whole bitmap.
 struct Clip {
@@ -249,49 +82,6 @@ impl Default for DrawState {
             smoothing: true,
             clip: None,
         }
-    }
-}
-
-/// A rectangle of pixels as `getImageData`/`putImageData` address it: whole numbers, possibly
-/// negative or reaching outside the bitmap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ImageDataRect {
-    pub x: i64,
-    pub y: i64,
-    pub width: u32,
-    pub height: u32,
-}
-
-impl ImageDataRect {
-    /// The rectangle `(x, y, w, h)` with negative sizes flipped, as the spec does; refused when
-    /// a side is 0 or larger than `max_side`.
-    pub fn new(x: i64, y: i64, w: i64, h: i64, max_side: u32) -> Result<Self, CanvasError> {
-        if w == 0 || h == 0 {
-            return Err(CanvasError::index_size(
-                "the width and height of image data must not be 0",
-            ));
-        }
-        let (x, w) = if w < 0 { (x + w, -w) } else { (x, w) };
-        let (y, h) = if h < 0 { (y + h, -h) } else { (y, h) };
-        let width = u32::try_from(w).ok().filter(|w| *w <= max_side);
-        let height = u32::try_from(h).ok().filter(|h| *h <= max_side);
-        match (width, height) {
-            (Some(width), Some(height)) => Ok(Self {
-                x,
-                y,
-                width,
-                height,
-            }),
-            _ => Err(CanvasError::limit(
-                "maxCanvasSize",
-                format!("image data of {w}×{h} pixels is larger than maxCanvasSize ({max_side} per side)"),
-            )),
-        }
-    }
-
-    /// Bytes of RGBA data.
-    pub fn bytes(&self) -> usize {
-        self.width as usize * self.height as usize * 4
     }
 }
 
@@ -418,9 +208,9 @@ impl Canvas {
     }
 
     /// The bitmap as PNG (straight-alpha RGBA). Up to a megapixel it is compressed at png's
-    /// balanced level (a 640×400 chart: 16 KB in about 8 ms); larger bitmaps use its fast
-    /// fdeflate mode, about five times quicker for files two to six times larger, so that a
-    /// huge canvas does not hold the run's answer for seconds.
+    /// balanced level; larger bitmaps use its fast fdeflate mode, several times quicker for
+    /// larger files, so that a huge canvas does not hold the run's answer for seconds
+    /// (bench/README.md, "PNG compression level").
     pub fn to_image(&self) -> Result<Image, CanvasError> {
         let failed = |error: png::EncodingError| {
             CanvasError::invalid_state(format!("PNG encoding failed: {error}"))
@@ -1034,194 +824,6 @@ impl Canvas {
             self.state.text_baseline,
             &*self.interrupted,
         )
-    }
-
-    // --- pixels --------------------------------------------------------------------------
-
-    /// `getImageData`: straight-alpha RGBA of `rect`, transparent black outside the bitmap.
-    pub fn get_image_data(&self, rect: ImageDataRect) -> Vec<u8> {
-        let mut data = vec![0; rect.bytes()];
-        let (w, h) = (i64::from(self.width()), i64::from(self.height()));
-        let pixels = self.pixmap.pixels();
-        for row in 0..i64::from(rect.height) {
-            let sy = rect.y + row;
-            if !(0..h).contains(&sy) {
-                continue;
-            }
-            let from = rect.x.max(0);
-            let to = (rect.x + i64::from(rect.width)).min(w);
-            for sx in from..to {
-                #[allow(
-                    clippy::cast_sign_loss,
-                    clippy::cast_possible_truncation,
-                    reason = "inside the bitmap and the rectangle"
-                )]
-                let (source, target) = (
-                    (sy * w + sx) as usize,
-                    ((row * i64::from(rect.width) + sx - rect.x) * 4) as usize,
-                );
-                let color = pixels[source].demultiply();
-                data[target..target + 4].copy_from_slice(&[
-                    color.red(),
-                    color.green(),
-                    color.blue(),
-                    color.alpha(),
-                ]);
-            }
-        }
-        data
-    }
-
-    /// `putImageData(data, dx, dy, dirtyX, dirtyY, dirtyWidth, dirtyHeight)`: copies the dirty
-    /// part of `width`×`height` straight RGBA `data` to `(dx, dy)`, ignoring the transform,
-    /// alpha, compositing and clip, as the spec says.
-    pub fn put_image_data(
-        &mut self,
-        (data, width, height): (&[u8], u32, u32),
-        (dx, dy): (i64, i64),
-        dirty: Option<(i64, i64, i64, i64)>,
-    ) -> Result<(), CanvasError> {
-        if data.len() != width as usize * height as usize * 4 {
-            return Err(CanvasError::invalid_state(
-                "putImageData(): the image data's length does not match its width and height",
-            ));
-        }
-        let (mut x0, mut y0, mut dw, mut dh) =
-            dirty.unwrap_or((0, 0, i64::from(width), i64::from(height)));
-        if dw < 0 {
-            x0 += dw;
-            dw = -dw;
-        }
-        if dh < 0 {
-            y0 += dh;
-            dh = -dh;
-        }
-        let (x1, y1) = (
-            (x0 + dw).min(i64::from(width)),
-            (y0 + dh).min(i64::from(height)),
-        );
-        let (x0, y0) = (x0.max(0), y0.max(0));
-        let (w, h) = (i64::from(self.width()), i64::from(self.height()));
-        let pixels = self.pixmap.pixels_mut();
-        for sy in y0..y1 {
-            let ty = dy + sy;
-            if !(0..h).contains(&ty) {
-                continue;
-            }
-            for sx in x0..x1 {
-                let tx = dx + sx;
-                if !(0..w).contains(&tx) {
-                    continue;
-                }
-                #[allow(
-                    clippy::cast_sign_loss,
-                    clippy::cast_possible_truncation,
-                    reason = "inside the bitmap and the data"
-                )]
-                let (source, target) = (
-                    ((sy * i64::from(width) + sx) * 4) as usize,
-                    (ty * w + tx) as usize,
-                );
-                let [r, g, b, a] = [0, 1, 2, 3].map(|i| data[source + i]);
-                pixels[target] = tiny_skia::ColorU8::from_rgba(r, g, b, a).premultiply();
-            }
-        }
-        Ok(())
-    }
-
-    /// A snapshot of the bitmap (`drawImage` of a canvas onto itself draws from one).
-    pub fn snapshot(&self) -> Pixmap {
-        self.pixmap.clone()
-    }
-
-    /// The bitmap, for drawing it onto another canvas.
-    pub fn bitmap(&self) -> &Pixmap {
-        &self.pixmap
-    }
-
-    /// `drawImage(source, sx, sy, sw, sh, dx, dy, dw, dh)` with a canvas as the source.
-    pub fn draw_image(&mut self, source: &Pixmap, src: [f64; 4], dst: [f64; 4]) {
-        if !src.iter().chain(dst.iter()).all(|v| v.is_finite()) {
-            return;
-        }
-        let normalise = |[x, y, w, h]: [f64; 4]| {
-            let (x, w) = if w < 0.0 { (x + w, -w) } else { (x, w) };
-            let (y, h) = if h < 0.0 { (y + h, -h) } else { (y, h) };
-            [x, y, w, h]
-        };
-        let [mut sx, mut sy, mut sw, mut sh] = normalise(src);
-        let [mut dx, mut dy, mut dw, mut dh] = normalise(dst);
-        if sw == 0.0 || sh == 0.0 || dw == 0.0 || dh == 0.0 {
-            return;
-        }
-        // Clip the source rectangle to the source bitmap, and the destination with it.
-        let (scale_x, scale_y) = (dw / sw, dh / sh);
-        let (bw, bh) = (f64::from(source.width()), f64::from(source.height()));
-        if sx < 0.0 {
-            dx -= sx * scale_x;
-            dw += sx * scale_x;
-            sw += sx;
-            sx = 0.0;
-        }
-        if sy < 0.0 {
-            dy -= sy * scale_y;
-            dh += sy * scale_y;
-            sh += sy;
-            sy = 0.0;
-        }
-        if sx + sw > bw {
-            dw -= (sx + sw - bw) * scale_x;
-            sw = bw - sx;
-        }
-        if sy + sh > bh {
-            dh -= (sy + sh - bh) * scale_y;
-            sh = bh - sy;
-        }
-        if sw <= 0.0 || sh <= 0.0 || dw <= 0.0 || dh <= 0.0 {
-            return;
-        }
-        let quality = if self.state.smoothing {
-            FilterQuality::Bilinear
-        } else {
-            FilterQuality::Nearest
-        };
-        let pattern_transform = Transform::from_row(
-            narrow(scale_x),
-            0.0,
-            0.0,
-            narrow(scale_y),
-            narrow(dx - sx * scale_x),
-            narrow(dy - sy * scale_y),
-        );
-        let paint = Paint {
-            shader: Pattern::new(
-                source.as_ref(),
-                SpreadMode::Pad,
-                quality,
-                self.state.global_alpha,
-                pattern_transform,
-            ),
-            blend_mode: self.state.composite.0,
-            anti_alias: true,
-            ..Paint::default()
-        };
-        let Some(rect) = Self::user_rect(dx, dy, dw, dh) else {
-            return;
-        };
-        let transform = self.state.transform;
-        self.pixmap.fill_path(
-            &rect,
-            &paint,
-            FillRule::Winding,
-            transform,
-            self.state.clip.as_ref().map(|c| &c.mask),
-        );
-    }
-
-    /// The colour of one pixel, straight alpha (for tests and diagnostics).
-    pub fn pixel(&self, x: u32, y: u32) -> Option<[u8; 4]> {
-        let color = self.pixmap.pixel(x, y)?.demultiply();
-        Some([color.red(), color.green(), color.blue(), color.alpha()])
     }
 }
 

@@ -456,6 +456,10 @@ impl Writer {
                     self.u8(1);
                     self.str(key);
                 }
+                image::Symbol::WellKnown(name) => {
+                    self.u8(2);
+                    self.str(name);
+                }
             }
         }
         self.len(image.nodes.len());
@@ -1144,6 +1148,7 @@ impl Reader<'_> {
             symbols.push(match self.u8("a symbol")? {
                 0 => image::Symbol::Local(self.option_string("a symbol's description")?),
                 1 => image::Symbol::Registered(self.string("a symbol's key")?),
+                2 => image::Symbol::WellKnown(self.string("a well-known symbol")?),
                 other => return Err(self.malformed(format!("{other} is not a symbol"))),
             });
         }
