@@ -33,7 +33,7 @@ export interface CodeAgentSetupOptions {
  * and `executor` is typed as that. (An intersection with `SESExecutor` cannot be written: both
  * classes have a `state`, private in one, so TypeScript reduces it to `never`.) At run time it is
  * the `SESExecutor`, and CodeAgent calls only the methods both share (`sendVariables`,
- * `sendTools`, `run`, `cleanup`). README "From TypeScript" has the upstream fix (an
+ * `sendTools`, `run`, `cleanup`). docs/codeagent.md "From TypeScript" has the upstream fix (an
  * `ICodeExecutor` option type) that makes the type argument unnecessary.
  */
 export interface CodeAgentSetup<Executor = SESExecutor> {

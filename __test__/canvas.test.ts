@@ -182,7 +182,7 @@ describe('canvas limits', () => {
     expect(error.details.limit).toBe('memoryLimitBytes')
     expect(ex.state).toBe('READY')
     // 12 MiB of pixels leave the heap about 4 MiB: a 6 MiB string no longer fits, and the run
-    // fails at the heap limit even though the code catches QuickJS's error (README "Limits").
+    // fails at the heap limit even though the code catches QuickJS's error (docs/limits-and-errors.md "Limits and what they guarantee").
     const squeezed = await rejectionOf(
       ex.run(`var big = getCanvas(2048, 1536); (() => { try { return 'x'.repeat(6 << 20).length } catch { return 'refused' } })()`),
     )

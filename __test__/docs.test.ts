@@ -63,6 +63,34 @@ describe('the documentation resolves inside the repository', () => {
     expect(references).toBeGreaterThan(0)
   })
 
+  it('every README "Heading" or docs/page.md "Heading" reference names a heading of that page', () => {
+    const unresolved: string[] = []
+    let references = 0
+    for (const file of trackedTextFiles().filter((f) => f !== '__test__/docs.test.ts' && f !== 'CHANGELOG.md')) {
+      const text = readFileSync(path.join(root, file), 'utf8')
+      text.split('\n').forEach((line, i) => {
+        for (const m of line.matchAll(/(?<![\w/.-])((?:bench\/)?README(?:\.md)?|CONTRIBUTING(?:\.md)?|docs\/[\w-]+\.md)((?:,?\s*(?:and\s+)?"[^"]+")+)/g)) {
+          const page = /\.md$/.test(m[1]) ? m[1] : `${m[1]}.md`
+          if (page === CONTRACT) continue
+          if (!existsSync(path.join(root, page))) {
+            unresolved.push(`${file}:${i + 1}: ${page} does not exist`)
+            continue
+          }
+          const names = headings(read(page)).map((h) => h.toLowerCase())
+          for (const q of m[2].matchAll(/"([^"]+)"/g)) {
+            references++
+            // A heading may go on after the name it is cited by ("Spin waits: …", "Foo (`src/…`)").
+            const name = q[1].toLowerCase()
+            const found = names.some((h) => h === name || h.startsWith(`${name}:`) || h.startsWith(`${name} (`))
+            if (!found) unresolved.push(`${file}:${i + 1}: ${page} "${q[1]}"`)
+          }
+        }
+      })
+    }
+    expect(unresolved).toEqual([])
+    expect(references).toBeGreaterThan(10)
+  })
+
   it('docs/contract.md has a heading for each decision the team recorded beyond the original design', () => {
     const names = headings(read(CONTRACT))
     for (const name of [

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 
 import { SESExecutor, rejectionOf, thrownBy } from './helpers'
 
-/** The largest maxStackBytes: the QuickJS stack every engine thread has room for (README "Options"). */
+/** The largest maxStackBytes: the QuickJS stack every engine thread has room for (docs/api.md "Options"). */
 const MAX_STACK_BYTES = 16 * 1024 * 1024
 
 describe('memoryLimitBytes', () => {

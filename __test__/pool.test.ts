@@ -1,4 +1,4 @@
-// The engine-thread pool (README "Concurrency"): idle executors hold no thread, a run
+// The engine-thread pool (docs/tools.md "Concurrency"): idle executors hold no thread, a run
 // that waits for an async tool gives its thread up, a spinning guest holds one thread until its
 // deadline and no longer, executors with queued runs take turns, and the size is configurable.
 // Vitest runs each test file in a process of its own, so resizing the pool here affects only

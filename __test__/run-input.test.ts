@@ -1,5 +1,5 @@
 // `run(code, { input })` binds a copy of `input` as the global `input` for that
-// run only (README "Run input").
+// run only (docs/tools.md "Run input").
 import { describe, expect, it } from 'vitest'
 
 import { executorsCleanedAfterEach, rejectionOf } from './helpers'

@@ -1,6 +1,6 @@
 // `timers: true` gives the sandbox setTimeout/setInterval and their clear*,
 // driven by the engine's own clock under the run's deadline, without holding an engine thread
-// while a run sleeps (README "Timers"). Spec §5.2: off by default.
+// while a run sleeps (docs/tools.md "Timers"). Spec §5.2: off by default.
 import { describe, expect, it } from 'vitest'
 
 import { SESExecutor, executorsCleanedAfterEach, enginePoolStats, rejectionOf, setEngineThreads, validateCode } from './helpers'

@@ -7,7 +7,7 @@
 // arguments as a refusing copy, Node builds them; Node reads the result, QuickJS builds it).
 //
 // The generator keeps to what structured clone and the executor define alike; the documented
-// differences (README "Known limits": lone surrogates become U+FFFD; wrapped primitives travel
+// differences (docs/security.md "Threat model: what the sandbox keeps": lone surrogates become U+FFFD; wrapped primitives travel
 // unwrapped; an error keeps a custom `name`) are left out of it.
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

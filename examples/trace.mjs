@@ -1,4 +1,4 @@
-// What one agent step did, call by call: the run's trace (README "Tracing: what a run did").
+// What one agent step did, call by call: the run's trace (docs/tracing.md "Tracing: what a run did").
 // Events stream to `onEvent` while the step runs; `output.trace` holds them all at the end.
 // Run it with `node examples/trace.mjs` after `npm install`.
 import { SESExecutor } from '@smolagents-ts/ses-executor'

@@ -1,6 +1,6 @@
 'use strict'
 // `createRunJavaScriptTool`: an SESExecutor offered to a model as a function-calling tool
-// (README "A function-calling tool: run_javascript"). The definition is the OpenAI Chat
+// (docs/tools.md "A function-calling tool: run_javascript"). The definition is the OpenAI Chat
 // Completions shape (`{ type: 'function', function: { name, description, parameters } }`),
 // which most tool-calling APIs accept or map one to one; `execute(args)` takes the call's
 // arguments (the object, or the JSON text a model API hands over) and always resolves with a

@@ -1,5 +1,5 @@
 'use strict'
-// OpenTelemetry spans for runs and tool calls (README "OpenTelemetry"). Each `run()` is a span,
+// OpenTelemetry spans for runs and tool calls (docs/tracing.md "OpenTelemetry"). Each `run()` is a span,
 // child of the context active when `run()` was called; each tool call of the run is a child
 // span of it, named and attributed per OpenTelemetry's GenAI semantic conventions
 // (`execute_tool {gen_ai.tool.name}`). The spans are built from the run's own trace events,

@@ -102,7 +102,7 @@ describe('bad input: code that is empty, huge, binary or ill-formed — original
     await executor.cleanup()
   })
 
-  it('a lone surrogate built by the code crosses back as U+FFFD (strings cross as UTF-8; README "Security")', async () => {
+  it('a lone surrogate built by the code crosses back as U+FFFD (strings cross as UTF-8; docs/security.md "Security")', async () => {
     const executor = await ready()
     expect((await executor.run("['\\uD800', '\\uDFFFa', '\\uD83D\\uDE00']")).output).toEqual(['\uFFFD', '\uFFFDa', '😀'])
     await executor.cleanup()
@@ -136,7 +136,7 @@ describe('bad input: invalid options — original', () => {
   ]
   for (const [option, numberRule] of Object.entries(rules)) {
     for (const [name, value] of bad) {
-      // A value of the wrong type is options_valid's, whatever the option (README "Options").
+      // A value of the wrong type is options_valid's, whatever the option (docs/api.md "Options").
       const rule = typeof value === 'number' ? numberRule : 'options_valid'
       if (option === 'maxQueuedRuns' && value === 0) continue
       it(`${option}: ${name} is refused by ${rule}`, () => {

@@ -1,4 +1,4 @@
-// Soak and leak test (README "Soak and leak"): `npm run soak`.
+// Soak and leak test (docs/performance.md "Soak and leak"): `npm run soak`.
 //
 // Phase 0: memory given back. After a warm-up burst, SOAK_MASS (3 000) executors are created at
 // once (each sends tools and runs once), then all cleaned up and collected; then as many again,
@@ -95,7 +95,7 @@ async function quietCpuMs() {
 /**
  * Runs `step(i)` `total` times, sampling at the start, after warm-up, every tenth and the end;
  * `settleMs` before each sample, for steps that free large blocks (memory goes back to the system
- * a second after frees pause, README "Memory": sampled at once, RSS shows what is being freed).
+ * a second after frees pause, docs/performance.md "Memory": sampled at once, RSS shows what is being freed).
  */
 async function phase(name, total, step, settleMs = 0) {
   const settled = async (label, done) => {
@@ -135,7 +135,7 @@ const tools = { add: (a, b) => a + b, later: async (x) => x }
 
 /**
  * Freed memory goes back to the system a second after cleanup and GC, and what the host side
- * frees later five seconds after that (README "Memory").
+ * frees later five seconds after that (docs/performance.md "Memory").
  */
 const GIVE_BACK_MS = 6_500
 

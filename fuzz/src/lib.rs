@@ -1,4 +1,4 @@
-//! What the fuzz targets check, shared by them (README "Fuzzing").
+//! What the fuzz targets check, shared by them (docs/security.md "Fuzzing").
 //!
 //! - [`check_prepared`]: `program::prepare` never panics; when it lets code run, the rewritten
 //!   script re-parses with oxc and keeps every loop of the code (§6.3: QuickJS compiles the

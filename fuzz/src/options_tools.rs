@@ -9,7 +9,7 @@
 //!
 //! What must hold:
 //! - `Options::resolve` never panics, refuses exactly the values an independent model of the
-//!   rules (README "Options") refuses, and every value it accepts is within its documented range;
+//!   rules (docs/api.md "Options") refuses, and every value it accepts is within its documented range;
 //! - an executor's engine built from accepted options starts or fails to start with a structured
 //!   error, and every run ends with a structured result;
 //! - a tool failure reaches the sandbox, and the run's `ERR_TOOL_PROXY_FAIL`, with exactly the
@@ -188,7 +188,7 @@ pub struct Case {
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
 /// Whether the rules accept `value` for an option that takes whole numbers from `min` to `max`
-/// (README "Options"). The model the fuzzer holds `Options::resolve` to.
+/// (docs/api.md "Options"). The model the fuzzer holds `Options::resolve` to.
 fn model_accepts(value: f64, min: f64, max: f64) -> bool {
     value.is_finite() && value.fract() == 0.0 && value >= min && value <= max
 }

@@ -1,5 +1,5 @@
 //! One timer thread for the whole process, behind a future that completes at a given instant:
-//! what answers a run whose engine thread is still busy past its deadline (README "Limits").
+//! what answers a run whose engine thread is still busy past its deadline (docs/limits-and-errors.md "Limits and what they guarantee").
 //!
 //! The run futures are polled by whichever thread wakes them (the engine thread as it answers,
 //! see `node/settle.rs`), never inside a tokio runtime, so tokio's timers are out of reach; a

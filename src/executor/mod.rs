@@ -133,7 +133,7 @@ pub struct Executor {
 const RESERVED_GLOBALS: [&str; 2] = [FINAL_ANSWER, "console"];
 
 /// How long past its deadline a run waits for the engine thread before it is answered without
-/// it (README "Limits"). The engine stops a run within milliseconds of its deadline; a thread
+/// it (docs/limits-and-errors.md "Limits and what they guarantee"). The engine stops a run within milliseconds of its deadline; a thread
 /// still busy after this grace is stuck in work that cannot be interrupted.
 pub const DEADLINE_GRACE: Duration = Duration::from_millis(500);
 

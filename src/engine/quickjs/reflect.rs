@@ -993,7 +993,7 @@ extern "C" {
 /// The groups of built-ins a context makes on first use (patch 0700), by their
 /// `JSIntrinsicGroup` bits: `Date`; `Map`, `Set`, `WeakMap`, `WeakSet`; the ArrayBuffers, typed
 /// arrays, `DataView` and `Atomics`; `WeakRef` and `FinalizationRegistry`; `DOMException`. A
-/// quarter of a fresh context that agent code rarely touches (README "Memory").
+/// quarter of a fresh context that agent code rarely touches (docs/performance.md "Memory").
 const LAZY_INTRINSIC_GROUPS: c_int = 0b1_1111;
 
 /// A context with every built-in `JS_NewContext` gives, those of [`LAZY_INTRINSIC_GROUPS`] made

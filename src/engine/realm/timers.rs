@@ -1,5 +1,5 @@
 //! `setTimeout`, `clearTimeout`, `setInterval` and `clearInterval` for an executor created with
-//! `timers: true` (§5.2 injects none by default; README "Timers").
+//! `timers: true` (§5.2 injects none by default; docs/tools.md "Timers").
 //!
 //! Timers run on the engine's own clock, not Node's event loop: the run's driver
 //! (`run/worker.rs` `drive`) fires every timer that is due, one at a time with the promise jobs

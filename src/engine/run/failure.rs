@@ -130,7 +130,7 @@ pub fn never_settles(program: &PreparedProgram, site: Option<&str>) -> EngineErr
 /// What QuickJS says when a declaration clashes with a binding of an earlier run.
 const REDECLARATION: &str = "SyntaxError: redeclaration of '";
 
-/// What the REPL rules allow instead (README "Semantics").
+/// What the REPL rules allow instead (docs/semantics.md "Semantics").
 const REDECLARATION_HINT: &str = ": an earlier run declared it, and a later run may declare again only a let or class as let or class, or a const as const";
 
 /// The name of a [`REDECLARATION`] error.

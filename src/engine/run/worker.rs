@@ -794,7 +794,7 @@ fn conclude<'js>(
     // The heap refused memory during the run (or while its failure was described): whatever the
     // run did next may rest on a part QuickJS silently left out (an error without its message,
     // a property not set, a copy read as empty), so it fails at the limit even if the code
-    // caught the error (README "Limits"). A deadline or an abort still says why the run ended.
+    // caught the error (docs/limits-and-errors.md "Limits and what they guarantee"). A deadline or an abort still says why the run ended.
     let stopped_from_outside = matches!(
         state.stop.get(),
         Some(Stop::Timeout | Stop::Aborted | Stop::Shutdown)

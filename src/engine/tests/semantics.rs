@@ -255,7 +255,7 @@ fn a_declaration_that_clashes_with_an_earlier_run_is_reported_at_its_line() {
     assert_eq!(at.source_line, "let k = 3;");
 }
 
-/// README "Differences from a plain script": oxc keeps no parentheses around an assignment
+/// docs/semantics.md "Differences from a plain script": oxc keeps no parentheses around an assignment
 /// target, so `(f) = function () {}` runs as `f = function () {}`, which names the function.
 #[test]
 fn a_parenthesized_assignment_target_names_the_function_documented_difference() {

@@ -186,7 +186,7 @@ fn pixels_count_against_the_memory_limit_and_are_given_back() {
     );
 
     // 12 MiB of pixels leave QuickJS about 4 MiB: a 6 MiB string no longer fits, and the run
-    // fails at the heap limit even though the code catches QuickJS's error (README "Limits").
+    // fails at the heap limit even though the code catches QuickJS's error (docs/limits-and-errors.md "Limits and what they guarantee").
     let report = run_on(
         &engine,
         "var big = getCanvas(2048, 1536);

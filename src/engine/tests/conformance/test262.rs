@@ -1,7 +1,7 @@
 //! A measuring tool, not part of `cargo test`: runs a selection of the official ECMAScript
 //! conformance tests (tc39/test262, which the repository does not carry) through raw QuickJS
 //! and through the executor, and counts the tests raw QuickJS passes that the executor fails,
-//! by cause. README "Semantics" quotes its figures.
+//! by cause. docs/semantics.md "Semantics" quotes its figures.
 //!
 //! docs/contract.md "Script semantics first" (every remaining difference is a documented one).
 //!
@@ -121,7 +121,7 @@ fn builds_code(code: &str) -> bool {
 }
 
 /// Why the executor fails a test raw QuickJS passes, when a documented contract difference
-/// explains it (README "Differences from a plain script"); `"other"` for anything else.
+/// explains it (docs/semantics.md "Differences from a plain script"); `"other"` for anything else.
 /// `code` is the test and the harness files it includes (not the two every test gets).
 fn cause(code: &str, outcome: &Outcome) -> &'static str {
     let text = format!("{outcome:?}");

@@ -689,7 +689,7 @@ impl<'js> Maker<'_, 'js> {
 /// What an error the engine makes has as its `stack`.
 enum ErrorStack<'a> {
     /// A copy's: its original's, or no frames when it had none (a host error arrives without
-    /// its stack, README "Values across the boundary"). Not the frames QuickJS records when the
+    /// its stack, docs/semantics.md "Values across the boundary"). Not the frames QuickJS records when the
     /// copy is made: they would name whatever sandbox code ran then (for a tool's promised
     /// result, whichever await the run had reached).
     Copied(Option<&'a str>),
