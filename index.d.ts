@@ -295,10 +295,16 @@ export interface SessionPoolStats {
   /** Milliseconds spent restoring (restore and tools), in all, and the longest. */
   restoreMs: number
   restoreMaxMs: number
+  /** The part of `restoreMs` spent sending the tools. */
+  toolsMs: number
   /** Milliseconds spent reading the store. */
   loadMs: number
   /** Milliseconds spent hibernating (snapshot, save, cleanup). */
   evictMs: number
+  /** Milliseconds spent in `executor.snapshot()`, for every save. */
+  snapshotMs: number
+  /** Milliseconds spent in the store's `put`. */
+  saveMs: number
 }
 
 /** The session in `withSession`'s callback. */

@@ -408,10 +408,15 @@ async function w15() {
     storeBytesPerSession: size.bytes / size.sessions,
     snapshotBytesPerSession: size.snapshotBytes / size.sessions,
     fillMs,
+    // Each miss hibernated one session (snapshot, save, cleanup), read one from the store and
+    // restored it (restore, then tools).
     miss: {
       evictMs: perMiss('evictMs'),
+      snapshotMs: perMiss('snapshotMs'),
+      saveMs: perMiss('saveMs'),
       loadMs: perMiss('loadMs'),
       restoreMs: perMiss('restoreMs'),
+      toolsMs: perMiss('toolsMs'),
       count: misses,
     },
     hits: after.hits - before.hits,

@@ -67,8 +67,11 @@ class SessionPool {
     reverts: 0,
     restoreMs: 0,
     restoreMaxMs: 0,
+    toolsMs: 0,
     loadMs: 0,
     evictMs: 0,
+    snapshotMs: 0,
+    saveMs: 0,
   }
 
   constructor(options) {
@@ -175,7 +178,9 @@ class SessionPool {
    * `misses` (it was not: `restores` from a snapshot, `creates` of new sessions), `evictions`,
    * `saves`, `conflicts` (saves the store refused), `reverts` (runs whose session went back to
    * its stored snapshot), and the milliseconds spent: `restoreMs` (restore and tools, in all;
-   * `restoreMaxMs` the longest), `loadMs` (reading the store), `evictMs` (hibernating).
+   * `restoreMaxMs` the longest; `toolsMs` the tools' part), `loadMs` (reading the store),
+   * `evictMs` (hibernating: snapshot, save, cleanup), `snapshotMs` (`executor.snapshot()`, in
+   * every save) and `saveMs` (the store's `put`).
    */
   stats() {
     return { live: this.#live.size, maxLive: this.#maxLive, busy: this.#locks.size, ...this.#counts }
@@ -335,40 +340,26 @@ class SessionPool {
 
   /** Makes the session's executor live: restored from the store, or new. */
   async #bringIn(sessionId, span) {
+    // The store is read while a place is freed (this operation holds the session's lock, so
+    // nothing in this pool changes it meanwhile).
+    const reading = this.#read(sessionId)
+    reading.catch(() => {})
     await this.#place()
     try {
-      const started = performance.now()
-      let stored
-      try {
-        stored = await this.#store.get(sessionId)
-      } catch (error) {
-        throw storeFailure(sessionId, 'read the snapshot', error)
-      }
-      const loaded = performance.now()
-      this.#counts.loadMs += loaded - started
-      let executor
-      if (stored !== undefined && stored !== null) {
-        // Read once; what a store gives that is no snapshot with a generation fails here.
-        let bytes
-        let generation
-        try {
-          ;({ bytes, generation } = stored)
-        } catch (error) {
-          throw storeFailure(sessionId, 'read the snapshot', error)
-        }
-        if (!(bytes instanceof Uint8Array) || !Number.isSafeInteger(generation) || generation < 1) {
-          throw storeFailure(sessionId, 'read the snapshot', new TypeError('the store gave no { bytes: Uint8Array, generation ≥ 1 }'))
-        }
-        executor = await SESExecutor.restore(bytes, this.#executorOptions)
+      const { stored, loadMs } = await reading
+      if (stored !== undefined) {
+        const { bytes, generation } = stored
+        const started = performance.now()
+        const executor = await SESExecutor.restore(bytes, this.#executorOptions)
         await this.#sendTools(sessionId, executor)
-        const took = performance.now() - loaded
+        const took = performance.now() - started
         this.#counts.restores++
         this.#counts.restoreMs += took
         this.#counts.restoreMaxMs = Math.max(this.#counts.restoreMaxMs, took)
-        span?.setAttributes({ 'ses.pool.restore_ms': took, 'ses.pool.load_ms': loaded - started, 'ses.pool.snapshot_bytes': bytes.byteLength })
+        span?.setAttributes({ 'ses.pool.restore_ms': took, 'ses.pool.load_ms': loadMs, 'ses.pool.snapshot_bytes': bytes.byteLength })
         return { executor, generation, dirty: false, pinned: false }
       }
-      executor = await SESExecutor.create(this.#executorOptions)
+      const executor = await SESExecutor.create(this.#executorOptions)
       await this.#sendTools(sessionId, executor)
       this.#counts.creates++
       return { executor, generation: 0, dirty: false, pinned: false }
@@ -378,10 +369,38 @@ class SessionPool {
     }
   }
 
+  /** The session's snapshot in the store, checked for shape, and how long reading it took. */
+  async #read(sessionId) {
+    const started = performance.now()
+    let stored
+    try {
+      stored = await this.#store.get(sessionId)
+    } catch (error) {
+      throw storeFailure(sessionId, 'read the snapshot', error)
+    }
+    const loadMs = performance.now() - started
+    this.#counts.loadMs += loadMs
+    if (stored === undefined || stored === null) return { stored: undefined, loadMs }
+    // Read once; what a store gives that is no snapshot with a generation fails here.
+    let bytes
+    let generation
+    try {
+      ;({ bytes, generation } = stored)
+    } catch (error) {
+      throw storeFailure(sessionId, 'read the snapshot', error)
+    }
+    if (!(bytes instanceof Uint8Array) || !Number.isSafeInteger(generation) || generation < 1) {
+      throw storeFailure(sessionId, 'read the snapshot', new TypeError('the store gave no { bytes: Uint8Array, generation ≥ 1 }'))
+    }
+    return { stored: { bytes, generation }, loadMs }
+  }
+
   async #sendTools(sessionId, executor) {
+    const started = performance.now()
     try {
       const tools = typeof this.#tools === 'function' ? await this.#tools(sessionId) : this.#tools
       if (tools !== undefined) await executor.sendTools(tools)
+      this.#counts.toolsMs += performance.now() - started
     } catch (error) {
       await executor.cleanup().catch(() => {})
       throw error
@@ -475,13 +494,18 @@ class SessionPool {
 
   async #save(sessionId, live) {
     if (!live.dirty) return
+    const started = performance.now()
     const bytes = await live.executor.snapshot()
+    const snapshotted = performance.now()
+    this.#counts.snapshotMs += snapshotted - started
     let generation
     try {
       generation = await this.#store.put(sessionId, bytes, live.generation)
     } catch (error) {
       if (error?.code === 'ERR_SESSION_CONFLICT') this.#counts.conflicts++
       throw storeFailure(sessionId, 'save the snapshot', error)
+    } finally {
+      this.#counts.saveMs += performance.now() - snapshotted
     }
     if (!Number.isSafeInteger(generation) || generation <= live.generation) {
       throw storeFailure(sessionId, 'save the snapshot', new TypeError(`the store answered generation ${generation} to a save over ${live.generation}`))
