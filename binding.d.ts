@@ -290,6 +290,13 @@ export interface ExecutorOptions {
    * package's JS entry (`lib/tracing.cjs`).
    */
   tracer?: SpanTracer
+  /**
+   * The key `snapshot()` signs snapshots with (HMAC-SHA256) and `restore` requires them to
+   * be signed with: a string (its UTF-8 bytes) or bytes, at least 16 of them. Without it,
+   * snapshots are unsigned (their checksum finds accidents, not tampering) and a signed
+   * snapshot is refused.
+   */
+  snapshotKey?: string | Uint8Array
 }
 // End of the generated ExecutorOptions.
 
