@@ -1,10 +1,10 @@
 // Sessions served by several worker processes through BullMQ over a real Redis (docs/serving.md
-// "Many processes: BullMQ"): 50 conversations of several steps (one waits for an approval, some
-// crash their worker right after a tool's effect) driven through three workers, one of which is
-// killed with SIGKILL while it runs steps. Every conversation ends with the right answer, every
-// tool effect happened once, and every session's saves form one line of generations. Two more
-// workers die right after a tool's effect, two right after a save: those steps are taken up
-// again by others, without a second effect or a second save.
+// "Many processes: BullMQ"): 50 conversations of several steps (every fifth waits for approval,
+// some twice in one step) driven through three workers, one of which is killed with SIGKILL
+// while it runs steps. Every conversation ends with the right answer, every tool effect
+// happened once, and every session's saves form one line of generations. Two more workers die
+// right after a tool's effect, two right after a save: those steps are taken up again by
+// others, without a second effect or a second save.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -72,13 +72,17 @@ async function stopWorker(worker: WorkerProcess) {
 function conversation(i: number) {
   const account = `acct-${i}`
   const approval = i % 5 === 0
+  // Every other approval step asks twice: the resumed run pauses again.
+  const twice = i % 10 === 5
   const crashes = i === 7 || i === 31
-  const steps: Array<{ code: string; expect: unknown; answer?: unknown }> = [
+  const steps: Array<{ code: string; expect: unknown; answers?: unknown[] }> = [
     { code: `let total = await add_points("${account}", 1); const notes = [note("${account}", "one")]; total`, expect: 1 },
     { code: `total = await add_points("${account}", 2); await slow(30); notes.push(note("${account}", "two")); total`, expect: 3 },
-    approval
-      ? { code: `const ok = approve("bonus"); if (ok) total = await add_points("${account}", 10); total`, expect: 13, answer: true }
-      : { code: `total = await add_points("${account}", 3); await slow(20); total`, expect: 6 },
+    approval && twice
+      ? { code: `const ok = approve("bonus") && approve("really?"); if (ok) total = await add_points("${account}", 10); total`, expect: 13, answers: [true, true] }
+      : approval
+        ? { code: `const ok = approve("bonus"); if (ok) total = await add_points("${account}", 10); total`, expect: 13, answers: [true] }
+        : { code: `total = await add_points("${account}", 3); await slow(20); total`, expect: 6 },
   ]
   let total = approval ? 13 : 6
   if (crashes) {
@@ -87,7 +91,7 @@ function conversation(i: number) {
   }
   steps.push({ code: 'final_answer({ total, notes: notes.length })', expect: { total, notes: 2 } })
   const effects = steps.filter((step) => /add_points|crash_once/.test(step.code)).length
-  return { sessionId: `conv-${i}`, account, steps, total, effects, approval }
+  return { sessionId: `conv-${i}`, account, steps, total, effects, pauses: approval ? (twice ? 2 : 1) : 0 }
 }
 
 describe('sessions on BullMQ workers', () => {
@@ -143,10 +147,10 @@ describe('sessions on BullMQ workers', () => {
           for (const [n, step] of plan.steps.entries()) {
             const stepId = `${plan.sessionId}-s${n}`
             let outcome = await queue.step(plan.sessionId, step.code, { stepId, waitMs: STEP_WAIT_MS })
-            if (step.answer !== undefined) {
-              expect(outcome.paused, `${stepId} pauses`).toMatchObject({ tool: 'approve', reason: { what: 'bonus' } })
+            for (const [k, answer] of (step.answers ?? []).entries()) {
+              expect(outcome.paused, `${stepId} pauses`).toMatchObject({ tool: 'approve', reason: { what: k === 0 ? 'bonus' : 'really?' } })
               seen.push(outcome.generation)
-              outcome = await queue.answer(plan.sessionId, stepId, step.answer, { waitMs: STEP_WAIT_MS })
+              outcome = await queue.answer(plan.sessionId, stepId, answer, { waitMs: STEP_WAIT_MS })
             }
             expect(outcome, `${stepId}: ${JSON.stringify(outcome)}`).toMatchObject({ ok: true, output: step.expect })
             seen.push(outcome.generation)
@@ -172,13 +176,13 @@ describe('sessions on BullMQ workers', () => {
           notes: 2,
         })
         // One line of saves per session: generations 1, 2, 3, … in step order, each step saved
-        // once (twice for the step that paused: at the pause and at the end).
-        const saves = plan.steps.length + (plan.approval ? 1 : 0)
+        // once, and once more for each pause.
+        const saves = plan.steps.length + plan.pauses
         expect(generations.get(plan.sessionId)).toEqual(Array.from({ length: saves }, (_, g) => g + 1))
         const history = await queue.store.history(plan.sessionId)
         const expectedHistory = plan.steps.flatMap((_, n) => {
           const stepId = `${plan.sessionId}-s${n}`
-          return plan.approval && n === 2 ? [stepId, stepId] : [stepId]
+          return n === 2 ? Array(1 + plan.pauses).fill(stepId) : [stepId]
         })
         expect(history).toEqual(expectedHistory.map((step, g) => ({ generation: g + 1, step })))
         expect(await queue.generation(plan.sessionId)).toBe(saves)

@@ -16,7 +16,8 @@
 //   <prefix>:{id}:calls:<step>:<phase>   hash: call number → the answer of a tool call of a step
 //                             not saved yet (v8 serialization), so that a retry of the step is
 //                             answered from it instead of calling the tool again
-//   <prefix>:{id}:answer:<step>          the answer to a paused step (v8 serialization)
+//   <prefix>:{id}:answer:<step>:<pause>  the answer to a paused step (v8 serialization); a
+//                             step that pauses again waits for an answer of its own
 //   <prefix>:{id}:history     the last 64 saves: "<generation> <step>"
 
 const { AsyncLocalStorage } = require('node:async_hooks')
@@ -244,15 +245,18 @@ class RedisStore {
     return { generation, commits }
   }
 
-  /** Stores the answer to a paused step; false when it has one already. */
-  async setAnswer(sessionId, step, answer) {
-    const set = await this.#redis.set(this.key(sessionId, 'answer', step), v8.serialize({ answer }), 'EX', JOURNAL_TTL_SECONDS, 'NX')
+  /**
+   * Stores the answer to a pause of a step (`pause`: the step's count of saves when it paused);
+   * false when that pause has one already.
+   */
+  async setAnswer(sessionId, step, pause, answer) {
+    const set = await this.#redis.set(this.key(sessionId, 'answer', step, String(pause)), v8.serialize({ answer }), 'EX', JOURNAL_TTL_SECONDS, 'NX')
     return set === 'OK'
   }
 
-  /** The answer to a paused step, as `{ answer }`, or undefined. */
-  async answer(sessionId, step) {
-    const stored = await this.#redis.getBuffer(this.key(sessionId, 'answer', step))
+  /** The answer to a pause of a step, as `{ answer }`, or undefined. */
+  async answer(sessionId, step, pause) {
+    const stored = await this.#redis.getBuffer(this.key(sessionId, 'answer', step, String(pause)))
     return stored === null ? undefined : v8.deserialize(stored)
   }
 
@@ -519,8 +523,8 @@ class SessionWorker {
       }
       let answer
       if (head.paused === job.id) {
-        answer = await store.answer(sessionId, job.id)
-        if (answer === undefined) return await this.#park(job, token, sessionId, JSON.parse(head.result), head.generation)
+        answer = await store.answer(sessionId, job.id, head.commits)
+        if (answer === undefined) return await this.#park(job, token, sessionId, JSON.parse(head.result), head.commits)
       }
       const phase = ours ? head.commits : 0
       let divergence
@@ -539,7 +543,7 @@ class SessionWorker {
         },
       }
       this.#steps.set(sessionId, step)
-      const result = await this.#pool.withSession(
+      const { saved: result, commits } = await this.#pool.withSession(
         sessionId,
         async (executor, session) => {
           try {
@@ -558,7 +562,7 @@ class SessionWorker {
       }
       if (lost) throw new SessionError('ERR_SESSION_LEASE_LOST', `step ${job.id} lost the lease of session ${sessionId}`)
       this.#counts.steps++
-      if (result.paused !== undefined) return await this.#park(job, token, sessionId, result, result.generation)
+      if (result.paused !== undefined) return await this.#park(job, token, sessionId, result, commits)
       return result
     } catch (error) {
       if (error?.code === 'ERR_SESSION_CONFLICT') this.#counts.conflicts++
@@ -597,7 +601,7 @@ class SessionWorker {
     if (state === 'READY' || state === 'PAUSED') bytes = await executor.snapshot()
     const generation = bytes === undefined ? session.generation : session.generation + 1
     const saved = { ...result, generation }
-    await this.#store.commitStep(sessionId, {
+    const { commits } = await this.#store.commitStep(sessionId, {
       expected: session.generation,
       token: lease,
       bytes,
@@ -610,19 +614,20 @@ class SessionWorker {
     // keeps: the session stays at its generation, and this copy of it goes.
     if (bytes === undefined) session.discard()
     else session.saved(generation)
-    return saved
+    return { saved, commits }
   }
 
   /**
    * Makes a paused step wait for its answer: reports the pause (the job's progress, which
    * `SessionQueue` listens for), moves the job to BullMQ's delayed set, and promotes it at once
    * if the answer came in meanwhile (`SessionQueue.answer` stores it, then promotes the job).
+   * `pause` is the step's count of saves, the last of which saved it paused.
    */
-  async #park(job, token, sessionId, result, generation) {
+  async #park(job, token, sessionId, result, pause) {
     this.#counts.parked++
-    await job.updateProgress({ paused: result.paused, generation, logs: result.logs })
+    await job.updateProgress({ paused: result.paused, generation: result.generation, logs: result.logs })
     await job.moveToDelayed(Date.now() + this.#pausedRecheckMs, token)
-    if ((await this.#store.answer(sessionId, job.id)) !== undefined) await job.promote().catch(() => {})
+    if ((await this.#store.answer(sessionId, job.id, pause)) !== undefined) await job.promote().catch(() => {})
     throw new DelayedError()
   }
 }
@@ -695,7 +700,7 @@ class SessionQueue {
     if (head.paused !== stepId) {
       throw new SessionError('ERR_NOT_PAUSED', `session ${JSON.stringify(sessionId)} does not wait for an answer to step ${stepId}`, { sessionId, stepId })
     }
-    if (!(await this.#store.setAnswer(sessionId, stepId, answer))) {
+    if (!(await this.#store.setAnswer(sessionId, stepId, head.commits, answer))) {
       throw new SessionError('ERR_ALREADY_ANSWERED', `step ${stepId} of session ${JSON.stringify(sessionId)} has an answer already`, { sessionId, stepId })
     }
     await this.#ready
