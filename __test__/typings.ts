@@ -30,8 +30,9 @@ function assertType<T extends true>(): T | undefined {
   return undefined
 }
 
-// §3.1 ExecutorState and ExecutorErrorCode are exactly the spec's unions.
-assertType<Equals<ExecutorState, 'NEW' | 'INITIALIZING' | 'READY' | 'RUNNING' | 'DIRTY' | 'DEAD'>>()
+// §3.1 ExecutorState and ExecutorErrorCode are exactly the spec's unions, with what durable
+// sessions add (a paused run, a snapshot refused).
+assertType<Equals<ExecutorState, 'NEW' | 'INITIALIZING' | 'READY' | 'RUNNING' | 'PAUSED' | 'DIRTY' | 'DEAD'>>()
 assertType<
   Equals<
     ExecutorErrorCode,
@@ -44,6 +45,7 @@ assertType<
     | 'ERR_RUNTIME_EXCEPTION'
     | 'ERR_TOOL_PROXY_FAIL'
     | 'ERR_CLEANUP_FAILED'
+    | 'ERR_SNAPSHOT_INVALID'
   >
 >()
 
