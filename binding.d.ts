@@ -68,8 +68,9 @@ export interface SpanTracer {
 
 /**
  * One event of a run's trace (`CodeOutput.trace`, `onEvent`). `at` is milliseconds since the
- * run started (the executor took it up, before validation); events come in the order they
- * happened, `run_start` first and `run_end` last.
+ * run's deadline began (its `run()` call, or the end of the run it was queued behind on the
+ * same executor), as `stats.wallTimeMs` counts; `run_start` is when an engine thread took the
+ * run up. Events come in the order they happened, `run_start` first and `run_end` last.
  */
 export type TraceEvent =
   | {
@@ -274,20 +275,21 @@ export interface ExecutorOptions {
   modules?: Record<string, string | Record<string, unknown>>
   /**
    * Called with each log entry while the run goes on (§10.2), in call order and before the
-   * run's promise settles; what it throws is ignored.
+   * run's promise settles; what it throws, or a promise it returns rejects with, is ignored.
    */
   onLog?: (entry: LogEntry) => void
   /**
    * Called with each trace event of every run as it happens, in order and before the run's
-   * promise settles (the same events `trace` records, under the same budget); what it throws
-   * is ignored. Does not by itself fill `CodeOutput.trace`.
+   * promise settles (the same events `trace` records, under the same budget); what it throws,
+   * or a promise it returns rejects with, is ignored. Does not by itself fill
+   * `CodeOutput.trace`.
    */
   onEvent?: (event: TraceEvent) => void
   /**
    * An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
    * a span, each tool call a child span (`execute_tool {name}`). Without it, the global
-   * tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
-   * package's JS entry (`lib/tracing.cjs`).
+   * tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read once,
+   * here, and handed to the package's JS entry (`lib/tracing.cjs`).
    */
   tracer?: SpanTracer
   /**
@@ -479,7 +481,7 @@ export interface CodeOutput {
    * The run's events in order, when it was traced (the `trace` option, or `run(code, {
    * trace: true })`): `run_start`, each `tool_call` and its `tool_result`, `console`
    * entries (by index into `logEntries`), `final_answer`, and `run_end` last. Times are
-   * milliseconds since the run started.
+   * milliseconds since the run's deadline began, as `stats.wallTimeMs` counts.
    */
   trace?: Array<TraceEvent>
   /**
@@ -527,8 +529,18 @@ export interface EnginePoolStats {
   busy: number
   /** Of those, threads waiting for Node's thread to answer a synchronous tool call. */
   blocked: number
-  /** Executors waiting for a free engine thread. */
+  /**
+   * Executors waiting for a free engine thread (those suspended at the end of a time slice
+   * included).
+   */
   queued: number
+  /** Of those, runs suspended at the end of a time slice, each keeping its coroutine stack. */
+  suspended: number
+  /**
+   * Coroutine stacks that exist: one per run on an engine thread or suspended, and the free
+   * ones kept for reuse (at most 32).
+   */
+  stacks: number
   /**
    * QuickJS runtimes alive in the process: one per executor between `init()` and
    * `cleanup()` (or until a forgotten executor is garbage-collected).
@@ -568,7 +580,8 @@ export declare function prepareProgram(code: string, options?: ValidationOptions
  * placeholder of `CODE_AGENT_SYSTEM_PROMPT` (§14.2). `tools` is what `sendTools` takes (a record
  * of functions or smolagents tool objects, named by key) or an array of tool objects (named by
  * their `name`). A tool is `async` when its function (or `forward`) is an async function.
- * Throws a `TypeError` when a name is not a JavaScript identifier.
+ * Throws a `TypeError` when a name is not a JavaScript identifier, when `tools` or a tool has
+ * the wrong shape, or when reading one of them threw.
  */
 export declare function renderToolsPrompt(tools: Record<string, ((...args: any[]) => unknown) | SmolagentsTool> | Array<SmolagentsTool & { name: string }>): string
 
@@ -587,7 +600,7 @@ export interface RunOptions {
   trace?: boolean
   /**
    * Called with each of this run's trace events as it happens (besides the executor's
-   * `onEvent`); what it throws is ignored.
+   * `onEvent`); what it throws, or a promise it returns rejects with, is ignored.
    */
   onEvent?: (event: TraceEvent) => void
   /**
@@ -604,10 +617,16 @@ export interface RunOptions {
 /** Figures about one run. */
 export interface RunStats {
   /**
-   * Milliseconds from the moment the executor took the run up (after any queueing) to its
-   * end, validation included.
+   * Milliseconds from the moment the run's deadline began (the `run()` call, or the end of
+   * the run it was queued behind on the same executor) to its end: waits for an engine
+   * thread, validation and tool calls included.
    */
   wallTimeMs: number
+  /**
+   * Milliseconds the run held an engine thread: its time slices, synchronous tool calls
+   * included; not the time it waited for a thread, nor for asynchronous tools or timers.
+   */
+  cpuTimeMs: number
   /**
    * Milliseconds tool calls took, from call to answer (to settlement for async tools), summed
    * over calls: overlapping calls each count in full.
@@ -633,7 +652,8 @@ export interface RunStats {
  * Sets how many engine threads run the executors of this process (default: the number of
  * cores, or `SES_EXECUTOR_THREADS` when set as the process starts). Takes effect at once:
  * more threads start as work arrives; threads beyond a smaller size exit once idle (half a
- * second after their last run). Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
+ * second after their last run). Throws a `TypeError` unless `threads` is a number, and a
+ * `RangeError` unless it is an integer from 1 to 1024.
  */
 export declare function setEngineThreads(threads: number): void
 

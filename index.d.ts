@@ -52,8 +52,9 @@ export interface CodeAgentSetup<Executor = SESExecutor> {
 /**
  * Sets up an executor and a prompt for smolagents-ts's `CodeAgent`, which never sends JavaScript
  * tools to its executor (it calls `sendTools({}, pythonToolsMap)`) and renders tool signatures
- * as Python. Rejects with a `TypeError` for a malformed tool list or tags, and with an
- * `ExecutorError` for invalid `executorOptions`.
+ * as Python. Rejects with a `TypeError` for a malformed tool list or tags (or options, tools or
+ * tool objects whose getters throw), and with an `ExecutorError` for invalid `executorOptions`.
+ * Each option, tool and property of a tool object is read once.
  */
 export declare function codeAgentSetup<Executor = SESExecutor>(
   options?: CodeAgentSetupOptions,
@@ -80,6 +81,14 @@ export interface RunJavaScriptToolOptions {
    * instead of a `data:` URL.
    */
   imageDir?: string
+  /**
+   * The most characters of JSON a call's `output` may take in its result (default 1048576).
+   * JSON writes a value referenced twice twice over, so an output that crossed from the sandbox
+   * within `maxValueBytes` may take far more as JSON; past this limit the call's result is the
+   * failure `ERR_RUNTIME_EXCEPTION` with `details: { limit: 'maxOutputBytes', max }`, found
+   * without writing more than the limit.
+   */
+  maxOutputBytes?: number
 }
 
 /** The tool definition in the OpenAI Chat Completions shape. */
@@ -122,7 +131,7 @@ export type RunJavaScriptToolResult =
        * The run's output made JSON-safe: `undefined` → `null` (left out inside objects),
        * bigint → `"123n"`, `NaN`/`Infinity` → strings, Date → ISO string, Map → `[key, value][]`,
        * Set and typed arrays → arrays, Error → `{ name, message }`, a value inside itself →
-       * `"[Circular]"`.
+       * `"[Circular]"`; an own `"__proto__"` key stays a key. At most `maxOutputBytes` of JSON.
        */
       output: unknown
       logs: string
@@ -156,7 +165,8 @@ export interface RunJavaScriptTool {
  * `definition` in the request's `tools`, and answer each call with
  * `JSON.stringify(await execute(call.function.arguments))`. The executor must be `init()`ed; the
  * tool runs one call at a time unless the executor queues runs (`runConcurrency: "queue"`).
- * Throws a `TypeError` for a malformed executor or options.
+ * Throws a `TypeError` for a malformed executor or options (or one whose getter throws), a
+ * `RangeError` for a `maxOutputBytes` that is not a whole number from 1.
  */
 export declare function createRunJavaScriptTool(
   executor: SESExecutor,

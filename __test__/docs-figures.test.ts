@@ -10,8 +10,8 @@ import { docPages, prose, read } from './markdown'
 
 /** A number with a unit of time or memory, as a figure reads. */
 const FIGURE = /\d(?:[\d,.]*\d)?\s?(?:µs|ms|KiB|MiB)\b/
-/** A workload of bench/workloads.mjs, named as the docs name them (W1 … W12). */
-const WORKLOAD = /\bW(?:[1-9]|1[0-2])\b/
+/** A workload of bench/workloads.mjs, named as the docs name them (W1 … W13). */
+const WORKLOAD = /\bW(?:[1-9]|1[0-3])\b/
 
 /** The paragraphs (and table rows) of a page's prose, without the bench's own quoted block. */
 function paragraphs(text: string): { line: number; text: string }[] {

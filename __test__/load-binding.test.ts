@@ -17,7 +17,9 @@ const TRIPLES = ['linux-x64-gnu', 'linux-arm64-gnu', 'darwin-x64', 'darwin-arm64
 /** A copy of the package with `changes` merged into its package.json, and no binary. */
 function packageCopy(changes: Record<string, unknown> = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'ses-no-binary-'))
-  for (const file of ['index.js', 'binding.js', 'lib/load-binding.cjs', 'lib/code-agent.cjs', 'lib/executor.cjs', 'lib/tracing.cjs', 'lib/run-javascript-tool.cjs']) {
+  // The package's CommonJS files, as package.json lists them.
+  const commonJs = (manifest.files as string[]).filter((file) => file === 'index.js' || file === 'binding.js' || file.endsWith('.cjs'))
+  for (const file of commonJs) {
     cpSync(path.join(root, file), path.join(dir, file))
   }
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...manifest, ...changes }))

@@ -160,13 +160,32 @@ describe('spans of a run and its tool calls', () => {
     expect(named('execute_tool twice')).toHaveLength(1)
   })
 
-  it('refuses run options the way it does without a tracer', async () => {
+  it('refuses run options the way it does without a tracer (the addon reads them, once), and records the refusal as a failed span', async () => {
     const ex = await executor()
-    for (const options of ['fast', { onEvent: 42 }]) {
+    const untraced = await SESExecutor.create()
+    live.push(untraced)
+    for (const options of ['fast', { onEvent: 42 }, Object.create({ signal: 7 })]) {
       const error = await rejectionOf(ex.run('1', options as never))
       expect(error.code).toBe('ERR_VALIDATION_FAILED')
+      expect(error.message).toBe((await rejectionOf(untraced.run('1', options as never))).message)
     }
-    expect(exporter.getFinishedSpans()).toEqual([])
+    const runs = named('ses_executor.run')
+    expect(runs).toHaveLength(3)
+    for (const run of runs) {
+      expect(run.status.code).toBe(SpanStatusCode.ERROR)
+      expect(run.attributes['error.type']).toBe('ERR_VALIDATION_FAILED')
+    }
+  })
+
+  it('passes inherited and non-enumerable run options through as they are', async () => {
+    const ex = await executor()
+    const controller = new AbortController()
+    controller.abort()
+    const inherited = Object.create({ input: 20 })
+    expect((await ex.run('input + 1', inherited)).output).toBe(21)
+    expect((await ex.run('input', Object.defineProperty({}, 'input', { value: 'hidden' }))).output).toBe('hidden')
+    const aborted = await rejectionOf(ex.run('1', Object.create({ signal: controller.signal })))
+    expect(aborted.details).toMatchObject({ reason: 'aborted', started: false })
   })
 
   it('refuses a tracer that is not one, as it refuses any other option', () => {

@@ -1,6 +1,7 @@
 // The engine-thread pool (docs/tools.md "Concurrency"): idle executors hold no thread, a run
-// that waits for an async tool gives its thread up, a spinning guest holds one thread until its
-// deadline and no longer, executors with queued runs take turns, and the size is configurable.
+// that waits for an async tool gives its thread up, a spinning guest never holds up the others
+// (it is stopped at its deadline, and gives its thread up after each time slice while others
+// wait: slices.test.ts), executors with queued runs take turns, and the size is configurable.
 // Vitest runs each test file in a process of its own, so resizing the pool here affects only
 // this file; each test restores the size it found.
 import { readFileSync, readdirSync } from 'node:fs'
@@ -85,7 +86,7 @@ describe('the engine-thread pool', () => {
     await executor.cleanup()
   })
 
-  it('a spinning guest holds one thread until its deadline: with two threads the others go on at once', async () => {
+  it('a spinning guest does not hold up the others: with two threads they go on at once', async () => {
     setEngineThreads(2)
     const spinner = await SESExecutor.create({ timeoutMs: 1_500, maxOperations: 1e12 })
     const other = await SESExecutor.create()

@@ -2,9 +2,11 @@
 // function-calling tool `run_javascript`. The definition is checked against JSON Schema (ajv,
 // strict mode), and the tool is driven by a scripted tool-calling loop as a model API drives it:
 // arguments arrive as JSON text, results go back as the tool message's JSON content.
+import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 import Ajv from 'ajv'
 import { describe, expect, it } from 'vitest'
@@ -230,5 +232,64 @@ describe('run_javascript in a tool-calling loop', () => {
     expect(result.images).toHaveLength(1)
     expect(path.dirname(result.images[0].path)).toBe(dir)
     expect(decodePng(readFileSync(result.images[0].path))).toMatchObject({ width: 3, height: 2 })
+  })
+})
+
+describe('run_javascript amplifies nothing and injects nothing', () => {
+  it('an output JSON would blow up (a 1 MiB array referenced 1,024 times, a 2^23-leaf DAG) is a structured failure, within a small heap', () => {
+    const child = spawnSync(process.execPath, ['--max-old-space-size=256', '--expose-gc', fileURLToPath(new URL('./fixtures/run-js-amplification.cjs', import.meta.url))], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    })
+    expect(child.stderr).toBe('')
+    expect(child.status).toBe(0)
+    const { shared, dag, heapUsed } = JSON.parse(child.stdout)
+    const tooLarge = {
+      ok: false,
+      error: {
+        code: 'ERR_RUNTIME_EXCEPTION',
+        message:
+          'Runtime exception: RangeError: the output is more than maxOutputBytes (1048576) as JSON; return a smaller value (a summary, a slice, a count)',
+        retryable: true,
+        details: { limit: 'maxOutputBytes', max: 1048576 },
+      },
+    }
+    expect(shared).toEqual(tooLarge)
+    expect(dag).toEqual(tooLarge)
+    expect(heapUsed).toBeLessThan(64 * 1024 * 1024)
+  })
+
+  it('counts the work of shared references, not only their bytes: a DAG whose JSON is over the limit stops there', async () => {
+    const tool = createRunJavaScriptTool(await executor(), { maxOutputBytes: 10_000 })
+    // 2^12 leaves of `1` are about 16 KB of JSON, from 13 arrays in the sandbox.
+    const dag = await tool.execute({ code: 'let node = [1]; for (let i = 0; i < 12; i++) node = [node, node]; node' })
+    expect(dag).toMatchObject({ ok: false, error: { code: 'ERR_RUNTIME_EXCEPTION', details: { limit: 'maxOutputBytes', max: 10_000 } } })
+    // Under the limit, a shared reference is written out in full each time, as JSON must.
+    const fits = await tool.execute({ code: 'const part = { n: 1 }; [part, part]' })
+    expect(fits).toMatchObject({ ok: true, output: [{ n: 1 }, { n: 1 }] })
+  })
+
+  it('maxOutputBytes is the JSON of the output: a value just under it passes, just over it fails', async () => {
+    const tool = createRunJavaScriptTool(await executor(), { maxOutputBytes: 1000 })
+    expect(await tool.execute({ code: '"x".repeat(900)' })).toMatchObject({ ok: true })
+    expect(await tool.execute({ code: '"x".repeat(1000)' })).toMatchObject({ ok: false, error: { details: { limit: 'maxOutputBytes' } } })
+    expect(await tool.execute({ code: 'new Uint8Array(600)' })).toMatchObject({ ok: false })
+  })
+
+  it('an own "__proto__" key in the output stays a key: no result object takes its prototype from data', async () => {
+    const tool = createRunJavaScriptTool(await executor())
+    const result = (await tool.execute({
+      code: `const o = JSON.parse('{"__proto__": {"polluted": true}, "list": [{"__proto__": {"deep": 1}}]}');
+        [o, new Map([['k', o.list[0]]])]`,
+    })) as { ok: true; output: any[] }
+    expect(result.ok).toBe(true)
+    const [object, map] = result.output
+    for (const part of [object, object.list[0], map[0][1]]) {
+      expect(Object.getPrototypeOf(part)).toBe(Object.prototype)
+      expect(Object.hasOwn(part, '__proto__')).toBe(true)
+    }
+    expect(object.polluted).toBeUndefined()
+    expect(object.list[0].deep).toBeUndefined()
+    expect(JSON.parse(JSON.stringify(result.output))).toEqual(JSON.parse('[{"__proto__": {"polluted": true}, "list": [{"__proto__": {"deep": 1}}]}, [["k", {"__proto__": {"deep": 1}}]]]'))
   })
 })

@@ -317,7 +317,7 @@ describe('the result object (§3.1 CodeOutput, LogEntry)', () => {
       ['output', 'logs', 'is_final_answer', 'logEntries', 'stats', 'diagnostics', 'images'].map((k) => [k, true]),
     )
     expect(dataKeys(result.stats)).toEqual(
-      ['wallTimeMs', 'toolTimeMs', 'toolCalls', 'operations', 'peakHeapBytes'].map((k) => [k, true]),
+      ['wallTimeMs', 'cpuTimeMs', 'toolTimeMs', 'toolCalls', 'operations', 'peakHeapBytes'].map((k) => [k, true]),
     )
     expect(dataKeys(result.logEntries[0])).toEqual(['level', 'message', 'ts'].map((k) => [k, true]))
     expect(result.logEntries[0]).toMatchObject({ level: 'log', message: 'a' })

@@ -54,7 +54,9 @@ describe('CodeOutput.trace (the context graph of one run)', () => {
       'run_end',
     ])
     const [start] = ofType(trace, 'run_start')
-    expect(start.at).toBeLessThan(1)
+    // When an engine thread took the run up, counted from its call like the other events.
+    expect(start.at).toBeGreaterThanOrEqual(0)
+    expect(start.at).toBeLessThanOrEqual(trace[1].at)
     expect(start.codeBytes).toBe(Buffer.byteLength(AGENT_STEP))
     expect(start.time).toBeGreaterThanOrEqual(before - 1)
     expect(start.time).toBeLessThanOrEqual(after + 1)

@@ -1,10 +1,11 @@
-// One peer's run of W1..W12, in a process of its own (started by run.mjs with --expose-gc):
+// One peer's run of W1..W13, in a process of its own (started by run.mjs with --expose-gc):
 //   node --expose-gc bench/child.mjs <peer> <out.json> [--quick] [--workloads=W11] [--except=W11]
 // `--workloads` runs only those workloads, `--except` all but those (run.mjs gives W11 a process
 // of its own).
 // Writes { peer, version, setupMs, workloads: { W1: {median, p95, unit, noise, …}, … } } or
 // { skipped: reason } when the peer cannot be loaded here.
 import { writeFileSync } from 'node:fs'
+import os from 'node:os'
 import { longestTickGap, spinningWorker } from './lag.mjs'
 import { cpuTicks, osThreads, otherCpuPercent, rssMiB, summarize, timeTask } from './measure.mjs'
 import {
@@ -13,6 +14,10 @@ import {
   W11_EXECUTORS,
   W11_SETTLE_MS,
   W12_EXECUTORS,
+  W13_MANY_SPINNERS,
+  W13_PROBE_EVERY_MS,
+  W13_PROBE_FOR_MS,
+  W13_SPINNERS_PER_CORE,
   W15_MAX_LIVE,
   W15_SAMPLES,
   W15_SESSIONS,
@@ -327,6 +332,50 @@ const workloads = {
       inTurnStepMs: inTurnMs,
     }
   },
+
+  async W13() {
+    // A probe among spinners: K executors compute without pause (for the whole probe window and
+    // a little more) while a probe executor runs `1 + 1` every 20 ms; the probe's latency, and
+    // the CPU time each spinner got, whose spread says how fairly the threads were shared.
+    const cores = os.availableParallelism?.() ?? os.cpus().length
+    const counts = quick ? [2] : [W13_SPINNERS_PER_CORE * cores, W13_MANY_SPINNERS]
+    const probeFor = quick ? 200 : W13_PROBE_FOR_MS
+    // Every spinner computes until the same moment, shortly after the probe's window: the CPU
+    // each got is then read over the same time (a spinner that started later, or ran on after
+    // the others stopped, would skew the spread otherwise).
+    // The probe starts once every spinner has had its first slice (a burst of new runs goes
+    // round once, first come, first served among equals), and its window is the steady state.
+    const warmUp = quick ? 200 : 1_000
+    const spinMs = warmUp + probeFor + 500
+    const result = { unit: 'ms', probe: {}, fairness: {}, meanShare: {} }
+    for (const count of counts) {
+      const spinners = []
+      for (let i = 0; i < count; i++) spinners.push(await create({ timeoutMs: spinMs + NO_DEADLINE }))
+      const probe = await create()
+      check('W13', await probe.run('1 + 1', 'sync'), 2)
+      const until = Date.now() + spinMs
+      const spinning = spinners.map((spinner) => spinner.spin(until))
+      await pause(warmUp)
+      const latencies = []
+      const end = performance.now() + probeFor
+      while (performance.now() < end) {
+        const start = performance.now()
+        check('W13', await probe.run('1 + 1', 'sync'), 2)
+        latencies.push(performance.now() - start)
+        await pause(W13_PROBE_EVERY_MS)
+      }
+      const cpu = (await Promise.all(spinning)).map((spun) => spun.cpuMs)
+      const sorted = [...latencies].sort((a, b) => a - b)
+      const rank = (p) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]
+      result.probe[count] = { p50: rank(0.5), p99: rank(0.99), max: sorted[sorted.length - 1], runs: sorted.length }
+      result.fairness[count] = Math.max(...cpu) / Math.min(...cpu)
+      // Each spinner's share of one core over its spin.
+      result.meanShare[count] = cpu.reduce((a, b) => a + b, 0) / cpu.length / spinMs
+      await Promise.all([...spinners, probe].map((executor) => executor.dispose()))
+      gc()
+    }
+    return result
+  },
 }
 
 /** The value at quantile `q` of `values` (nearest rank). */
@@ -451,10 +500,10 @@ try {
   process.exit(0)
 }
 
-const skipInQuick = heavy && quick ? ['W7', 'W10', 'W11', 'W12'] : []
+const skipInQuick = heavy && quick ? ['W7', 'W10', 'W11', 'W12', 'W13'] : []
 // W11 and W15 last: thousands of executors created and disposed move the allocator and GC state
 // that every other workload would then run in (run.mjs gives each a process of its own).
-const ORDER = ['W7', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W8', 'W9', 'W10', 'W12', 'W11', 'W15']
+const ORDER = ['W7', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W8', 'W9', 'W10', 'W12', 'W13', 'W11', 'W15']
 for (const name of ORDER.filter((name) => (!only || only.includes(name)) && !except.includes(name))) {
   const workload = workloads[name]
   if (skipInQuick.includes(name)) {

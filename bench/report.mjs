@@ -1,7 +1,7 @@
 // bench/RESULTS.md from the results of one `npm run bench`.
 
 const OURS = 'ses-executor'
-const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10', 'W11', 'W12', 'W15']
+const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10', 'W11', 'W12', 'W13', 'W15']
 
 const DEFINITIONS = {
   W1: 'create: a new executor ready to run, tools installed (one-time global setup excluded)',
@@ -16,6 +16,7 @@ const DEFINITIONS = {
   W10: 'scaling: 2 / 8 / 32 executors running W5 at once, throughput relative to one',
   W11: 'many live executors: 10,000 created (fewer where noted), each runs `1 + 1`; RSS and OS threads with all live',
   W12: 'throughput of W9 on 1,000 executors at once, relative to one executor running it alone ("in turn": relative to the same 1,000 executors stepping one at a time, alternating with the rounds at once, where every heap is as cold in the caches as at once)',
+  W13: 'a probe among spinners: K executors compute without pause (K = 4 × cores, and 100) while a probe executor runs `1 + 1` every 20 ms for 3 s, from 1 s after the spinners started; the probe\'s p50 / p99 latency, and how fairly the spinners shared the CPU (the most CPU time one spinner got over the least)',
   W15: 'hibernated sessions: 100,000 sessions that each ran W9 once, kept by a session pool of 1,000 live executors over an in-memory store (compressed); RSS with all held, store bytes per session, and a W9 step on a hibernated session (restored; another hibernated to make room) against one on a live session: p50 / p99',
 }
 
@@ -40,6 +41,11 @@ function cell(workload) {
   if (!workload) return '–'
   if (workload.unsupported) return 'n/a¹'
   if (workload.error) return 'failed²'
+  if (workload.probe) {
+    return Object.entries(workload.probe)
+      .map(([k, p]) => `${k}: ${num(p.p50)} / ${num(p.p99)} ms, fair ${num(workload.fairness[k])}×`)
+      .join('; ')
+  }
   if (workload.relative) {
     const inTurn = workload.inTurn ?? {}
     return Object.entries(workload.relative)
@@ -201,6 +207,22 @@ function targets(results) {
         ? `${quantity(w15.heldMiB, 'MiB')}, ${quantity(w15.median, 'ms')} / ${quantity(w15.p99, 'ms')} (n=${num(w15.sessions)})`
         : '–',
       '–',
+      verdict(ok),
+    ])
+  }
+  // A trivial run among spinners, and how evenly the spinners share the threads.
+  {
+    const w13 = ours?.workloads?.W13
+    const ivm = peers.find((p) => p.peer.id === 'isolated-vm')?.workloads?.W13
+    const probe = Object.entries(w13?.probe ?? {})
+    const few = probe.find(([k]) => Number(k) !== 100)
+    const many = probe.find(([k]) => Number(k) === 100)
+    const fair = Object.values(w13?.fairness ?? {})
+    const ok = few && many && fair.length ? few[1].p99 <= 10 && many[1].p99 <= 20 && fair.every((f) => f <= 1.5) : null
+    rows.push([
+      'W13 probe p99 ≤ 10 ms among 4 × cores spinners, ≤ 20 ms among 100; spinners\' CPU within 1.5×',
+      cell(w13),
+      ivm?.probe ? `${cell(ivm)} (isolated-vm)` : '–',
       verdict(ok),
     ])
   }
@@ -508,7 +530,7 @@ export function render(results) {
   lines.push(
     'Sources: `bench/workloads.mjs` (guest code and tools, the same for every JavaScript peer; Python ' +
       'equivalents for Pyodide), `bench/adapters/*.mjs` (one per peer), `bench/child.mjs` (the ' +
-      'workloads, timed with tinybench where a sample is one call; W6/W7/W8/W10/W11/W12 time their own ' +
+      'workloads, timed with tinybench where a sample is one call; W6/W7/W8/W10/W11/W12/W13 time their own ' +
       'events), `examples/guard_overhead.rs`.',
   )
   lines.push('')

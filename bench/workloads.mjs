@@ -29,6 +29,15 @@ export const W11_SETTLE_MS = 15_000
 export const W15_SESSIONS = 100_000
 export const W15_MAX_LIVE = 1_000
 export const W15_SAMPLES = 2_000
+/**
+ * W13, a probe among spinners: spinners per core (4 × the engine pool's threads,
+ * which are the cores by default), the larger count, how often the probe runs `1 + 1` and for
+ * how long.
+ */
+export const W13_SPINNERS_PER_CORE = 4
+export const W13_MANY_SPINNERS = 100
+export const W13_PROBE_EVERY_MS = 20
+export const W13_PROBE_FOR_MS = 3_000
 
 /**
  * The host tools every executor is created with (W1 includes installing them). `async` tells

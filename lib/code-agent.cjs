@@ -1,12 +1,15 @@
 'use strict'
 // `codeAgentSetup`: what smolagents-ts's `CodeAgent` needs to run JavaScript through an
-// SESExecutor, in one call (README "In smolagents-ts, in place of the Pyodide executor").
+// SESExecutor, in one call (docs/codeagent.md).
 //
 // CodeAgent never hands JavaScript tools to its executor: each step it calls
 // `sendVariables(state)` and `sendTools({}, pythonToolsMap)` (tool name → Python source), and it
 // renders `{{{tools_prompt}}}` as Python `def`s, `final_answer` included. So the executor gets
 // the tool objects here, once (`sendTools` merges, and CodeAgent's empty record adds nothing),
 // and the §14 system prompt arrives with the tools' JavaScript signatures already in place.
+
+const { apply } = Reflect
+const guarded = require('./guarded.cjs')
 
 /** Markdown fences: what models write around JavaScript unprompted. */
 const DEFAULT_CODE_BLOCK_TAGS = ['```js', '```']
@@ -21,63 +24,105 @@ const FINAL_ANSWER = {
 
 async function codeAgentSetup(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('codeAgentSetup(options): options must be an object')
-  const { binding, SESExecutor } = require('./executor.cjs')
+  const { binding, SESExecutor, authorizedImportsOf } = require('./executor.cjs')
   const { renderToolsPrompt, CODE_AGENT_SYSTEM_PROMPT } = binding
-  const tools = toolRecord(options.tools ?? [])
-  const executorOptions = options.executorOptions ?? {}
-  const codeBlockTags = fences(options.codeBlockTags ?? DEFAULT_CODE_BLOCK_TAGS)
+  // Each option, each tool and each of a tool object's properties is read once, here.
+  const given = (key) => guarded.readOrThrow(options, key, 'codeAgentSetup: options')
+  const tools = toolRecords(given('tools') ?? [])
+  const executorOptions = given('executorOptions')
+  const codeBlockTags = fences(given('codeBlockTags') ?? DEFAULT_CODE_BLOCK_TAGS)
 
-  // The prompt first: a tool the prompt cannot show (a name that is no identifier) fails here,
-  // before an engine thread exists.
-  const toolsPrompt = renderToolsPrompt({ ...tools, final_answer: FINAL_ANSWER })
+  // No engine thread until init(): a tool the prompt cannot show (a name that is no
+  // identifier) fails before one exists.
+  const executor = new SESExecutor(executorOptions)
+  const toolsPrompt = renderToolsPrompt({ ...tools.prompt, final_answer: FINAL_ANSWER })
   const systemPrompt = fillPlaceholders(CODE_AGENT_SYSTEM_PROMPT, {
     '{{{tools_prompt}}}': toolsPrompt,
-    '{{authorized_imports}}': importsLine(executorOptions.authorizedImports ?? []),
+    '{{authorized_imports}}': importsLine(authorizedImportsOf(executor)),
   })
 
-  const executor = await SESExecutor.create(executorOptions)
+  await executor.init()
   try {
-    await executor.sendTools(tools)
+    await executor.sendTools(tools.executor)
   } catch (error) {
     await executor.cleanup()
     throw error
   }
-  return { executor, prompt_templates: { system_prompt: systemPrompt }, code_block_tags: [...codeBlockTags] }
+  return { executor, prompt_templates: { system_prompt: systemPrompt }, code_block_tags: codeBlockTags }
 }
 
-/** `tools` as `sendTools` takes them: CodeAgent's array of tool objects is keyed by `name`. */
-function toolRecord(tools) {
-  let record
-  if (Array.isArray(tools)) {
-    record = {}
-    for (const tool of tools) {
-      const name = tool?.name
+/**
+ * `tools` as `renderToolsPrompt` and `sendTools` take them, each read once: CodeAgent's array
+ * of tool objects is keyed by `name`. A tool object becomes two plain records made of what was
+ * read — its description for the prompt, and for the executor its `inputs` with `forward`
+ * called on the tool object itself — so that neither reads the host's object again.
+ */
+function toolRecords(tools) {
+  const prompt = {}
+  const executor = {}
+  const add = (name, tool, what) => {
+    if (Object.hasOwn(prompt, name)) throw new TypeError(`codeAgentSetup: two tools are named ${name}`)
+    const [forPrompt, forExecutor] = typeof tool === 'function' ? [tool, tool] : toolObject(tool, what)
+    Object.defineProperty(prompt, name, { value: forPrompt, enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(executor, name, { value: forExecutor, enumerable: true, writable: true, configurable: true })
+  }
+  const items = guarded.arrayItems(tools, 'codeAgentSetup: tools')
+  if (items !== undefined) {
+    items.forEach((tool, index) => {
+      const what = `codeAgentSetup: tools[${index}]`
+      const name = tool !== null && (typeof tool === 'object' || typeof tool === 'function') ? guarded.readOrThrow(tool, 'name', what) : undefined
       if (typeof name !== 'string' || name === '') {
         throw new TypeError('codeAgentSetup: every tool in the tools array needs a string name')
       }
-      if (Object.hasOwn(record, name)) throw new TypeError(`codeAgentSetup: two tools are named ${name}`)
-      record[name] = tool
-    }
+      add(name, tool, what)
+    })
   } else if (tools !== null && typeof tools === 'object') {
-    record = { ...tools }
+    for (const name of guarded.ownKeys(tools, 'codeAgentSetup: tools')) {
+      add(name, guarded.readOrThrow(tools, name, 'codeAgentSetup: tools'), `codeAgentSetup: tools.${name}`)
+    }
   } else {
     throw new TypeError('codeAgentSetup: tools must be an array of tool objects or an object of tools')
   }
-  if (Object.hasOwn(record, 'final_answer')) {
+  if (Object.hasOwn(prompt, 'final_answer')) {
     // The sandbox's final_answer ends the run (spec §5.4); a tool of that name would never be
     // called, so its behaviour (a check, a format) would be lost without a word.
     throw new TypeError(
       'codeAgentSetup: final_answer is built into the executor (it ends the run); pass no tool of that name',
     )
   }
-  return record
+  return { prompt, executor }
 }
 
+/**
+ * A smolagents tool object, read once: its record for the prompt, and for the executor. What is
+ * not an object goes on as it is, for renderToolsPrompt and sendTools to refuse.
+ */
+function toolObject(tool, what) {
+  if (tool === null || typeof tool !== 'object') return [tool, tool]
+  const field = (key) => guarded.readOrThrow(tool, key, what)
+  const description = field('description')
+  const inputs = guarded.copyData(field('inputs'), `${what}.inputs`)
+  const outputType = field('output_type')
+  const forward = field('forward')
+  const bound =
+    typeof forward === 'function'
+      ? function forwardToTool(args) {
+          return apply(forward, tool, [args])
+        }
+      : forward
+  return [
+    { description, inputs, output_type: outputType, forward },
+    { inputs, forward: bound },
+  ]
+}
+
+/** `[opening, closing]`, each read once. */
 function fences(tags) {
-  if (!Array.isArray(tags) || tags.length !== 2 || !tags.every((tag) => typeof tag === 'string' && tag !== '')) {
+  const items = guarded.arrayItems(tags, 'codeAgentSetup: codeBlockTags')
+  if (items === undefined || items.length !== 2 || !items.every((tag) => typeof tag === 'string' && tag !== '')) {
     throw new TypeError('codeAgentSetup: codeBlockTags must be two non-empty strings, [opening, closing]')
   }
-  return tags
+  return items
 }
 
 /**

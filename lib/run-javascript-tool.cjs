@@ -8,6 +8,10 @@
 const { writeFile } = require('node:fs/promises')
 const path = require('node:path')
 
+const guarded = require('./guarded.cjs')
+
+const { apply } = Reflect
+
 const DEFAULT_NAME = 'run_javascript'
 
 /** OpenAI's rule for function names. */
@@ -55,52 +59,126 @@ function describe({ timers, tools }) {
   return lines.join('\n')
 }
 
+/** How many characters of JSON an output may take in a result unless `maxOutputBytes` says otherwise. */
+const DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024
+
+/** Thrown inside `toJsonSafe` when the output passes its budget. */
+const TOO_LARGE = Symbol('output too large')
+
 /**
  * A copy of `value` that JSON can carry without loss of meaning: `undefined` becomes `null`
  * in arrays and is left out of objects (as JSON.stringify does); what JSON has no form for
  * becomes a string (`123n`, `NaN`, `Infinity`, an ISO date) or a plain structure (Map → array
  * of [key, value], Set → array, typed arrays → arrays of numbers, Error → { name, message });
  * a value met again inside itself becomes `"[Circular]"`.
+ *
+ * JSON has no shared references: a value referenced twice is written twice, so a copy can be
+ * exponentially larger than the value that crossed from the sandbox (1 MiB referenced 1,024
+ * times). Every part written is charged to `budget` (the characters of its JSON text, escapes
+ * aside, and at least one per value, so the work is counted too), and the copy stops with
+ * `TOO_LARGE` as soon as the budget is spent. Objects are made with `Object.fromEntries`,
+ * which defines each key: an own `"__proto__"` key stays a key, never the copy's prototype.
+ *
+ * `value` is what the addon made of the sandbox's output: plain data, with no getters.
  */
-function toJsonSafe(value, seen = new Set()) {
-  switch (typeof value) {
-    case 'undefined':
-      return null
-    case 'bigint':
-      return `${value}n`
-    case 'number':
-      return Number.isFinite(value) ? value : String(value)
-    case 'string':
-    case 'boolean':
-      return value
-    case 'object':
-      break
-    default:
-      return String(value)
+function toJsonSafe(value, budget) {
+  let left = budget
+  const seen = new Set()
+  const charge = (count) => {
+    left -= count
+    if (left < 0) throw TOO_LARGE
   }
-  if (value === null) return null
-  if (seen.has(value)) return '[Circular]'
-  seen.add(value)
-  try {
-    if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString()
-    if (value instanceof RegExp) return String(value)
-    if (value instanceof Error) return { name: value.name, message: value.message }
-    if (value instanceof Map) return [...value].map(([k, v]) => [toJsonSafe(k, seen), toJsonSafe(v, seen)])
-    if (value instanceof Set) return [...value].map((item) => toJsonSafe(item, seen))
-    if (ArrayBuffer.isView(value)) return Array.from(value, (item) => toJsonSafe(item, seen))
-    if (value instanceof ArrayBuffer) return Array.from(new Uint8Array(value))
-    if (Array.isArray(value)) return value.map((item) => toJsonSafe(item, seen))
-    const copy = {}
-    for (const [key, item] of Object.entries(value)) {
-      if (item !== undefined) copy[key] = toJsonSafe(item, seen)
+  // A typed array's elements take at least a digit and a comma each: one that cannot fit is
+  // refused before any element is written.
+  const fits = (count) => {
+    if (count > left) throw TOO_LARGE
+  }
+  const walk = (value) => {
+    switch (typeof value) {
+      case 'undefined':
+        charge(5)
+        return null
+      case 'bigint': {
+        const text = `${value}n`
+        charge(text.length + 3)
+        return text
+      }
+      case 'number': {
+        const text = String(value)
+        charge(text.length + 1)
+        return Number.isFinite(value) ? value : text
+      }
+      case 'string':
+        charge(value.length + 3)
+        return value
+      case 'boolean':
+        charge(6)
+        return value
+      case 'object':
+        break
+      default: {
+        const text = String(value)
+        charge(text.length + 3)
+        return text
+      }
     }
-    return copy
-  } finally {
-    seen.delete(value)
+    if (value === null) {
+      charge(5)
+      return null
+    }
+    if (seen.has(value)) {
+      charge(13)
+      return '[Circular]'
+    }
+    charge(2)
+    seen.add(value)
+    try {
+      if (Array.isArray(value)) return value.map(walk)
+      if (ArrayBuffer.isView(value)) {
+        const length = value instanceof DataView ? value.byteLength : value.length
+        fits(2 * length)
+        return Array.from(value instanceof DataView ? new Uint8Array(value.buffer, value.byteOffset, length) : value, walk)
+      }
+      if (value instanceof ArrayBuffer) {
+        fits(2 * value.byteLength)
+        return Array.from(new Uint8Array(value), walk)
+      }
+      if (value instanceof Date) {
+        charge(26)
+        return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString()
+      }
+      if (value instanceof RegExp) return walk(String(value))
+      if (value instanceof Error) {
+        charge(17)
+        return { name: walk(value.name), message: walk(value.message) }
+      }
+      if (value instanceof Map) return Array.from(value, ([k, v]) => [walk(k), walk(v)])
+      if (value instanceof Set) return Array.from(value, walk)
+      const entries = []
+      for (const [key, item] of Object.entries(value)) {
+        if (item === undefined) continue
+        charge(key.length + 4)
+        entries.push([key, walk(item)])
+      }
+      return Object.fromEntries(entries)
+    } finally {
+      seen.delete(value)
+    }
+  }
+  return walk(value)
+}
+
+/** `toJsonSafe(value, budget)`, or `undefined` when it does not fit. */
+function jsonSafeWithin(value, budget) {
+  try {
+    return { fits: true, value: toJsonSafe(value, budget) }
+  } catch (error) {
+    if (error === TOO_LARGE) return { fits: false }
+    throw error
   }
 }
 
-/** The call's arguments, from the object or the JSON text a model API hands over. */
+/** The call's arguments, from the object or the JSON text a model API hands over, each read once. */
 function readArguments(args) {
   let parsed = args
   if (typeof args === 'string') {
@@ -113,48 +191,99 @@ function readArguments(args) {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     return { refused: 'the arguments must be an object with a string `code`' }
   }
-  if (typeof parsed.code !== 'string') return { refused: '`code` must be a string of JavaScript' }
-  return { code: parsed.code, hasInput: Object.hasOwn(parsed, 'input'), input: parsed.input }
+  const code = guarded.read(parsed, 'code')
+  if (!code.ok) return { refused: `the arguments cannot be read (reading code threw ${guarded.describe(code.thrown)})` }
+  if (typeof code.value !== 'string') return { refused: '`code` must be a string of JavaScript' }
+  let hasInput
+  try {
+    hasInput = Object.hasOwn(parsed, 'input')
+  } catch (thrown) {
+    return { refused: `the arguments cannot be read (looking for input threw ${guarded.describe(thrown)})` }
+  }
+  const input = hasInput ? guarded.read(parsed, 'input') : { ok: true, value: undefined }
+  if (!input.ok) return { refused: `the arguments cannot be read (reading input threw ${guarded.describe(input.thrown)})` }
+  return { code: code.value, hasInput, input: input.value }
 }
 
 /** An `ExecutorError` as data; anything else is not the model's doing and is thrown. */
-function errorResult(error) {
-  if (error === null || typeof error !== 'object' || typeof error.code !== 'string' || !error.code.startsWith('ERR_')) {
-    throw error
-  }
+function errorResult(error, budget) {
+  const field = (key) => guarded.read(error, key)
+  const code = field('code')
+  if (!code.ok || typeof code.value !== 'string' || !code.value.startsWith('ERR_')) throw error
+  const message = field('message')
+  const retryable = field('retryable')
+  const details = field('details')
+  const logs = field('logs')
+  const safeDetails = jsonSafeWithin(details.ok && details.value != null ? details.value : {}, budget)
   return {
     ok: false,
     error: {
-      code: error.code,
-      message: error.message,
-      retryable: error.retryable === true,
-      details: toJsonSafe(error.details ?? {}),
+      code: code.value,
+      message: message.ok && typeof message.value === 'string' ? message.value : '',
+      retryable: retryable.ok && retryable.value === true,
+      details: safeDetails.fits ? safeDetails.value : {},
     },
-    logs: typeof error.logs === 'string' ? error.logs : '',
+    logs: logs.ok && typeof logs.value === 'string' ? logs.value : '',
   }
 }
 
-function createRunJavaScriptTool(executor, options = {}) {
-  if (executor === null || typeof executor !== 'object' || typeof executor.run !== 'function') {
-    throw new TypeError('createRunJavaScriptTool(executor): executor must be an SESExecutor')
+/** The failure of a run whose output does not fit in `max` characters of JSON. */
+function outputTooLarge(max, logs) {
+  return {
+    ok: false,
+    error: {
+      code: 'ERR_RUNTIME_EXCEPTION',
+      message: `Runtime exception: RangeError: the output is more than maxOutputBytes (${max}) as JSON; return a smaller value (a summary, a slice, a count)`,
+      retryable: true,
+      details: { limit: 'maxOutputBytes', max },
+    },
+    logs,
   }
+}
+
+/**
+ * The options, each read once: a `TypeError` for one of the wrong type, or whose getter
+ * throws.
+ */
+function readOptions(options) {
   if (options === null || typeof options !== 'object') {
     throw new TypeError('createRunJavaScriptTool(executor, options): options must be an object')
   }
-  const name = options.name ?? DEFAULT_NAME
+  const given = (key) => guarded.readOrThrow(options, key, 'createRunJavaScriptTool: options')
+  const name = given('name') ?? DEFAULT_NAME
   if (typeof name !== 'string' || !NAME_PATTERN.test(name)) {
     throw new TypeError('createRunJavaScriptTool: name must be 1-64 letters, digits, _ or -')
   }
-  const tools = options.tools ?? []
-  if (!Array.isArray(tools) || tools.some((tool) => typeof tool !== 'string')) {
+  const tools = guarded.arrayItems(given('tools') ?? [], 'createRunJavaScriptTool: options.tools')
+  if (tools === undefined || tools.some((tool) => typeof tool !== 'string')) {
     throw new TypeError('createRunJavaScriptTool: tools must be an array of tool names')
   }
-  const imageDir = options.imageDir
+  const imageDir = given('imageDir')
   if (imageDir !== undefined && typeof imageDir !== 'string') {
     throw new TypeError('createRunJavaScriptTool: imageDir must be a directory path')
   }
-  const description = options.description ?? describe({ timers: options.timers === true, tools })
+  const timers = given('timers')
+  if (timers !== undefined && typeof timers !== 'boolean') {
+    throw new TypeError('createRunJavaScriptTool: timers must be a boolean')
+  }
+  const description = given('description') ?? describe({ timers: timers === true, tools })
   if (typeof description !== 'string') throw new TypeError('createRunJavaScriptTool: description must be a string')
+  const maxOutputBytes = given('maxOutputBytes') ?? DEFAULT_MAX_OUTPUT_BYTES
+  if (typeof maxOutputBytes !== 'number') {
+    throw new TypeError('createRunJavaScriptTool: maxOutputBytes must be a number')
+  }
+  if (!Number.isSafeInteger(maxOutputBytes) || maxOutputBytes < 1) {
+    throw new RangeError('createRunJavaScriptTool: maxOutputBytes must be a whole number from 1 to 2^53 - 1')
+  }
+  return { name, imageDir, description, maxOutputBytes }
+}
+
+function createRunJavaScriptTool(executor, options = {}) {
+  const run = executor !== null && typeof executor === 'object' ? guarded.readOrThrow(executor, 'run', 'createRunJavaScriptTool: executor') : undefined
+  if (typeof run !== 'function') {
+    throw new TypeError('createRunJavaScriptTool(executor): executor must be an SESExecutor')
+  }
+  const { name, imageDir, description, maxOutputBytes } = readOptions(options)
 
   const definition = {
     type: 'function',
@@ -189,13 +318,15 @@ function createRunJavaScriptTool(executor, options = {}) {
     }
     let result
     try {
-      result = await executor.run(read.code, read.hasInput ? { input: read.input } : undefined)
+      result = await apply(run, executor, [read.code, read.hasInput ? { input: read.input } : undefined])
     } catch (error) {
-      return errorResult(error)
+      return errorResult(error, maxOutputBytes)
     }
+    const output = jsonSafeWithin(result.output, maxOutputBytes)
+    if (!output.fits) return outputTooLarge(maxOutputBytes, result.logs)
     return {
       ok: true,
-      output: toJsonSafe(result.output),
+      output: output.value,
       logs: result.logs,
       is_final_answer: result.is_final_answer,
       images: await images(result.images ?? []),

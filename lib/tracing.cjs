@@ -1,15 +1,25 @@
 'use strict'
-// OpenTelemetry spans for runs and tool calls (docs/tracing.md "OpenTelemetry"). Each `run()` is a span,
-// child of the context active when `run()` was called; each tool call of the run is a child
-// span of it, named and attributed per OpenTelemetry's GenAI semantic conventions
+// OpenTelemetry spans for runs and tool calls (docs/tracing.md "OpenTelemetry"). Each `run()`
+// is a span, child of the context active when `run()` was called; each tool call of the run is
+// a child span of it, named and attributed per OpenTelemetry's GenAI semantic conventions
 // (`execute_tool {gen_ai.tool.name}`). The spans are built from the run's own trace events,
-// streamed to a per-run `onEvent` (index.d.ts `TraceEvent`): they carry the engine's times
-// (when the sandbox called, when the answer reached it) and the run's figures
-// (`ses.operations`, `ses.peak_heap_bytes`), whatever the outcome.
+// which the addon streams to a listener of this module's (run()'s third argument, apart from
+// the caller's own `onEvent` listeners): they carry the engine's times (when the sandbox called,
+// when the answer reached it) and the run's figures (`ses.operations`, `ses.peak_heap_bytes`),
+// whatever the outcome.
+//
+// The tracer, its spans, the context manager and whatever SDK is registered are host code:
+// everything here reaches them through `guarded.cjs`. A tracer that throws, a span that is not
+// one or whose methods throw, a context that cannot be read: the run goes on, untraced or with
+// the spans that could be made, and resolves or rejects exactly as it would without a tracer.
+// The run's options are never read here; the addon reads them, once.
 //
 // `@opentelemetry/api` is an optional peer dependency: without it, and without a `tracer`
 // option, nothing here runs. With it and no SDK registered, a run checks that and goes on
 // untraced; a tracer whose spans do not record (sampled out) costs one span per run.
+const guarded = require('./guarded.cjs')
+
+const { apply } = Reflect
 
 /** The instrumentation scope of the spans. */
 const SCOPE = '@smolagents-ts/ses-executor'
@@ -37,47 +47,117 @@ function otelApi() {
 }
 
 /**
- * The executor's own tracer from its options (which the native constructor has checked: `null`,
- * `undefined`, or an object with a `startSpan` function); `undefined` for the global one.
+ * A tracer as runs use it: the object and its `startSpan`, read once (by the addon's option
+ * reader for the `tracer` option, here for the global one).
+ * @typedef {{ tracer: object, startSpan: Function }} Tracer
  */
-function ownTracer(options) {
-  return options?.tracer ?? undefined
-}
 
 /**
- * The tracer a run reports to: the executor's own, or the global one once an SDK is registered;
- * `undefined` for none. Looked up per run (an SDK may be registered after the executor was
- * made); while none is, a run costs this check and nothing else.
+ * The tracer a run reports to: the executor's own (`own`), or the global one once an SDK is
+ * registered; `undefined` for none. Looked up per run (an SDK may be registered after the
+ * executor was made); while none is, a run costs this check and nothing else. Never throws: a
+ * registered provider that throws, or gives no tracer, means no tracer.
+ * @param {Tracer | undefined} own
+ * @returns {Tracer | undefined}
  */
 function tracerOf(own) {
   if (own !== undefined) return own
   const otel = otelApi()
   if (!otel) return undefined
-  const provider = otel.trace.getTracerProvider()
-  if (typeof provider.getDelegate === 'function' && provider.getDelegate() === noopProvider) return undefined
-  return provider.getTracer(SCOPE, version)
+  // Every run of every executor without a tracer comes here: one try, no allocation, until an
+  // SDK is registered. What is registered is host code: each property read once, each value
+  // it returns made quiet (a rejected promise is handled), anything thrown means no tracer.
+  try {
+    const provider = otel.trace.getTracerProvider()
+    const getDelegate = provider.getDelegate
+    if (typeof getDelegate === 'function') {
+      const delegate = apply(getDelegate, provider, [])
+      if (delegate === noopProvider) return undefined
+      guarded.quiet(delegate)
+    }
+    const tracer = guarded.callMethod(provider, 'getTracer', [SCOPE, version])
+    if (tracer === null || typeof tracer !== 'object') return undefined
+    const startSpan = guarded.read(tracer, 'startSpan')
+    return startSpan.ok && typeof startSpan.value === 'function' ? { tracer, startSpan: startSpan.value } : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /**
- * Runs `run.call(executor, code, options)` inside a span of `tracer`, with a child span per tool
- * call. Falls through to the plain run when the span does not record (no SDK registered).
+ * A span as this module uses it: each method of the host's span read at most once, each call
+ * guarded (what it throws, or a promise it rejects, is dropped).
+ */
+class GuardedSpan {
+  #span
+  #methods = new Map()
+
+  constructor(span) {
+    this.#span = span
+  }
+
+  /** The span itself, for `trace.setSpan`. */
+  get raw() {
+    return this.#span
+  }
+
+  #call(name, args) {
+    let method = this.#methods.get(name)
+    if (method === undefined) {
+      const read = guarded.read(this.#span, name)
+      method = read.ok && typeof read.value === 'function' ? read.value : null
+      this.#methods.set(name, method)
+    }
+    if (method === null) return undefined
+    const result = guarded.call(method, this.#span, args)
+    return result.ok ? result.value : undefined
+  }
+
+  isRecording() {
+    return this.#call('isRecording', []) === true
+  }
+  setAttribute(key, value) {
+    this.#call('setAttribute', [key, value])
+  }
+  setAttributes(attributes) {
+    this.#call('setAttributes', [attributes])
+  }
+  addEvent(name, attributes, time) {
+    this.#call('addEvent', [name, attributes, time])
+  }
+  setStatus(status) {
+    this.#call('setStatus', [status])
+  }
+  end(time) {
+    this.#call('end', time === undefined ? [] : [time])
+  }
+}
+
+/** A span of `tracer`, or `undefined` when `startSpan` threw or gave no object. */
+function startSpan({ tracer, startSpan: start }, name, options, context) {
+  const made = guarded.call(start, tracer, [name, options, context])
+  if (!made.ok || made.value === null || typeof made.value !== 'object') return undefined
+  return new GuardedSpan(made.value)
+}
+
+/**
+ * Runs `run.call(executor, code, options, listener)` (the addon's `run`) inside a span of
+ * `tracer`, with a child span per tool call. Falls through to the plain run when no span can be
+ * made or it does not record (no SDK registered, sampled out).
+ * @param {Tracer} tracer
  */
 function tracedRun(executor, run, tracer, code, options) {
-  // Options the native run() refuses (not an object, an onEvent that is no function) go to it
-  // as they are, so that the refusal is the same with and without a tracer.
-  const refused =
-    (options !== undefined && options !== null && typeof options !== 'object') ||
-    (options?.onEvent !== undefined && typeof options.onEvent !== 'function')
-  if (refused) return run.call(executor, code, options)
   const otel = otelApi()
-  const parent = otel ? otel.context.active() : undefined
-  const span = tracer.startSpan('ses_executor.run', { kind: SPAN_KIND_INTERNAL }, parent)
+  // A context manager whose active() throws: the root context, which the SDK takes as given.
+  const parent = otel ? guarded.attempt(() => otel.context.active(), otel.ROOT_CONTEXT) : undefined
+  const span = startSpan(tracer, 'ses_executor.run', { kind: SPAN_KIND_INTERNAL }, parent)
+  if (span === undefined) return run.call(executor, code, options)
   if (!span.isRecording()) {
     span.end()
     return run.call(executor, code, options)
   }
-  const runContext = otel && parent ? otel.trace.setSpan(parent, span) : undefined
-  const userOnEvent = options?.onEvent
+  const runContext =
+    otel && parent !== undefined ? guarded.attempt(() => otel.trace.setSpan(parent, span.raw), undefined) : undefined
   const tools = new Map()
   let startTime = Date.now()
   let ended = false
@@ -93,15 +173,7 @@ function tracedRun(executor, run, tracer, code, options) {
     span.end(endTime)
   }
 
-  const onEvent = (event) => {
-    // Spans first: the caller's listener may throw (the executor ignores what it throws).
-    try {
-      observe(event)
-    } finally {
-      if (userOnEvent !== undefined) userOnEvent(event)
-    }
-  }
-
+  // The addon's events are its own plain objects (index.d.ts `TraceEvent`).
   const observe = (event) => {
     const time = startTime + event.at
     switch (event.type) {
@@ -117,12 +189,13 @@ function tracedRun(executor, run, tracer, code, options) {
           'gen_ai.tool.type': 'function',
         }
         if (event.line !== undefined) attributes['code.line.number'] = event.line
-        const toolSpan = tracer.startSpan(
+        const toolSpan = startSpan(
+          tracer,
           `execute_tool ${event.tool}`,
           { kind: SPAN_KIND_INTERNAL, startTime: time, attributes },
           runContext,
         )
-        tools.set(event.call, toolSpan)
+        if (toolSpan !== undefined) tools.set(event.call, toolSpan)
         break
       }
       case 'tool_result': {
@@ -159,11 +232,11 @@ function tracedRun(executor, run, tracer, code, options) {
 
   let running
   try {
-    running = run.call(executor, code, { ...options, onEvent })
+    running = run.call(executor, code, options, observe)
   } catch (error) {
     fail(span, error)
     end()
-    throw error
+    return Promise.reject(error)
   }
   return running.then(
     (output) => {
@@ -179,29 +252,67 @@ function tracedRun(executor, run, tracer, code, options) {
   )
 }
 
+/** Marks `span` as failed by `error` (the run's `ExecutorError`). */
 function fail(span, error) {
-  const code = error?.code
-  if (typeof code === 'string') span.setAttribute('error.type', code)
-  span.setStatus({ code: STATUS_ERROR, message: error?.message === undefined ? String(error) : String(error.message) })
+  const code = guarded.read(error, 'code')
+  if (code.ok && typeof code.value === 'string') span.setAttribute('error.type', code.value)
+  const message = guarded.read(error, 'message')
+  span.setStatus({
+    code: STATUS_ERROR,
+    message: message.ok && typeof message.value === 'string' ? message.value : guarded.describe(error),
+  })
+}
+
+/**
+ * The tracer of `options.tracer` (options the pool copied once): the object and its
+ * `startSpan`, read here once through the guarded path; `undefined` for none, or for one that
+ * is not a tracer (the executors the pool makes refuse it with `options_valid`).
+ * @returns {Tracer | undefined}
+ */
+function ownTracer(options) {
+  const tracer = options?.tracer
+  if (tracer === undefined || tracer === null || typeof tracer !== 'object') return undefined
+  const startSpan = guarded.read(tracer, 'startSpan')
+  return startSpan.ok && typeof startSpan.value === 'function' ? { tracer, startSpan: startSpan.value } : undefined
 }
 
 /**
  * Runs `fn(span)` inside a span named `name` of `tracer`, child of the active context, with that
  * span active (so that a run traced inside it becomes its child); ends the span when `fn`'s
- * promise settles, with an error status when it rejects. A span that does not record costs
- * nothing more: `fn` gets `undefined` then.
+ * promise settles, with an error status when it rejects. A span that cannot be made or does not
+ * record costs nothing more: `fn` gets `undefined` then. The span is host code, reached only
+ * through `GuardedSpan`: what it throws never changes `fn`'s outcome.
+ * @param {Tracer} tracer
  */
 async function tracedSection(tracer, name, attributes, fn) {
   const otel = otelApi()
-  const parent = otel ? otel.context.active() : undefined
-  const span = tracer.startSpan(name, { kind: SPAN_KIND_INTERNAL, attributes }, parent)
+  const parent = otel ? guarded.attempt(() => otel.context.active(), otel.ROOT_CONTEXT) : undefined
+  const span = startSpan(tracer, name, { kind: SPAN_KIND_INTERNAL, attributes }, parent)
+  if (span === undefined) return fn(undefined)
   if (!span.isRecording()) {
     span.end()
     return fn(undefined)
   }
+  const inner =
+    otel && parent !== undefined ? guarded.attempt(() => otel.trace.setSpan(parent, span.raw), undefined) : undefined
   try {
-    const inside = () => fn(span)
-    return await (otel && parent ? otel.context.with(otel.trace.setSpan(parent, span), inside) : inside())
+    // `fn` runs once: inside the span's context, or (a context manager that throws before
+    // calling it) outside it.
+    let entered = false
+    const inside = () => {
+      entered = true
+      return fn(span)
+    }
+    let result
+    if (inner !== undefined) {
+      try {
+        result = otel.context.with(inner, inside)
+      } catch (error) {
+        if (entered) throw error
+      }
+    }
+    if (!entered) result = inside()
+    return await result
   } catch (error) {
     fail(span, error)
     throw error

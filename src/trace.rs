@@ -19,7 +19,8 @@ use crate::value::Value;
 /// One event of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceEvent {
-    /// Time since the run started (the engine took it up, before validation).
+    /// Time since the run's deadline began (its call, or the end of the run it was queued
+    /// behind on the same executor), as the run's wall time counts.
     pub at: Duration,
     pub kind: TraceKind,
 }
@@ -29,7 +30,7 @@ pub struct TraceEvent {
 pub enum TraceKind {
     /// The engine took the run up.
     RunStart {
-        /// The wall-clock time of the start, so that relative times can be placed.
+        /// The wall-clock time the run's times count from, so that they can be placed.
         time: SystemTime,
         /// The size of the code in UTF-8 bytes.
         code_bytes: usize,

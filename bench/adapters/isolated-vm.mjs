@@ -67,6 +67,13 @@ export async function create({ tools, timeoutMs }) {
       await context.eval(`(async () => {${code}})()`, { timeout: timeoutMs, promise: true })
       return { answer, logs: logs.join('\n') }
     },
+    async spin(until) {
+      // Computes until the wall-clock time `until` (ms since the epoch) on the isolate's thread; the
+      // CPU time it got is V8's count.
+      const before = isolate.cpuTime
+      await context.eval(`while (Date.now() < ${until}) {}`, { timeout: timeoutMs })
+      return { cpuMs: Number(isolate.cpuTime - before) / 1e6 }
+    },
     async dispose() {
       context.release()
       isolate.dispose()

@@ -13,6 +13,7 @@ export const peer = {
 }
 
 export const unsupported = {
+  W13: 'runs guest code on Node’s thread, so a spinning guest blocks the host: no probe can run beside it',
   W11: 'W11 and W12 compare executors that each keep a heap of their own (isolated-vm isolates and quickjs-emscripten contexts are the peers)',
   W12: 'W11 and W12 compare executors that each keep a heap of their own (isolated-vm isolates and quickjs-emscripten contexts are the peers)',
 }

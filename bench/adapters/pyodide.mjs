@@ -20,6 +20,7 @@ export const peer = {
 }
 
 export const unsupported = {
+  W13: 'runs guest code on Node’s thread, so a spinning guest blocks the host: no probe can run beside it',
   W8: 'no deadline for synchronous Python on Node’s thread (an interrupt buffer needs a worker and SharedArrayBuffer)',
   W11: 'each executor loads a whole Python runtime (tens of MiB, seconds): thousands do not fit',
   W12: 'each executor loads a whole Python runtime (tens of MiB, seconds): thousands do not fit',

@@ -16,6 +16,10 @@ export const peer = {
   isolating: true,
 }
 
+export const unsupported = {
+  W13: 'runs guest code on Node’s thread, so a spinning guest blocks the host: no probe can run beside it',
+}
+
 let QuickJS
 let shouldInterruptAfterDeadline
 

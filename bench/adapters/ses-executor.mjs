@@ -41,6 +41,12 @@ export async function create({ tools, timeoutMs }) {
       const result = await executor.run(code)
       return { answer: result.is_final_answer ? result.output : undefined, logs: result.logs }
     },
+    async spin(until) {
+      // Computes until the wall-clock time `until` (ms since the epoch); the CPU time it got is what
+      // the engine counted.
+      const result = await executor.run(`while (Date.now() < ${until}) {}`)
+      return { cpuMs: result.stats.cpuTimeMs }
+    },
     dispose: () => executor.cleanup(),
   }
 }

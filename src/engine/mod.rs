@@ -79,6 +79,9 @@ pub struct RunRequest {
     /// The run's input, bound as the global `input` for this run only (`input.rs`); `None`
     /// binds nothing.
     pub input: Option<Value>,
+    /// When the run was asked for: its deadline counts from here (or from the end of the run it
+    /// was queued behind on the same executor, if that is later).
+    pub called_at: Instant,
 }
 
 impl RunRequest {
@@ -96,6 +99,7 @@ impl RunRequest {
                 ..crate::trace::TraceRequest::default()
             },
             input: None,
+            called_at: Instant::now(),
         }
     }
 
@@ -115,7 +119,8 @@ struct AbortShared {
     aborted: AtomicBool,
     /// The engine's inbox, once the run is queued: aborting wakes a run waiting for a tool.
     wake: Mutex<Option<Weak<EngineInbox>>>,
-    /// When the engine took the run up: its deadline is `timeoutMs` from here.
+    /// When the run's deadline began (see [`RunRequest::called_at`]): it is `timeoutMs` from
+    /// here.
     started: OnceLock<Instant>,
 }
 
@@ -136,7 +141,7 @@ impl RunAbort {
             .as_ref()
             .and_then(Weak::upgrade);
         if let Some(inbox) = inbox {
-            inbox.post(Command::Wake);
+            inbox.post_urgent(Command::Wake);
         }
     }
 
@@ -145,8 +150,7 @@ impl RunAbort {
         self.0.aborted.load(Ordering::SeqCst)
     }
 
-    /// When the engine took the run up (its deadline counts from there); `None` while it waits
-    /// in the queue.
+    /// When the run's deadline began, once the engine has taken the run up; `None` before.
     pub fn started_at(&self) -> Option<Instant> {
         self.0.started.get().copied()
     }
@@ -163,9 +167,13 @@ impl RunAbort {
 /// Figures about one run (§10.2 optional extensions).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunStats {
-    /// From the moment the engine took the run up (after any queueing) to its answer, including
-    /// validation.
+    /// From the moment the run's deadline began (its call, or the end of the run it was queued
+    /// behind on the same executor) to its answer: waits for a thread, validation and tool
+    /// calls included.
     pub wall_time: Duration,
+    /// The time the run held an engine thread: its time slices, synchronous tool calls
+    /// included; not the time it waited for a thread, nor for asynchronous tools or timers.
+    pub cpu_time: Duration,
     /// Time tool calls took, from call to answer (to settlement for async tools), summed over
     /// calls: overlapping calls each count in full.
     pub tool_time: Duration,
@@ -379,10 +387,12 @@ impl Engine {
     ) -> (Engine, oneshot::Receiver<Result<(), EngineError>>) {
         let (ready, ready_rx) = oneshot::channel();
         let shutdown = Arc::new(AtomicBool::new(false));
+        let stack_bytes = run::worker::checked_stack_bytes(&config);
         let inbox = EngineInbox::start(
             Command::Start(config, host, Arc::clone(&shutdown), ready),
             run::worker::serve,
             || Command::Wake,
+            stack_bytes,
         );
         (
             Engine {
@@ -411,6 +421,7 @@ impl Engine {
         let (ready, ready_rx) = oneshot::channel();
         let shutdown = Arc::new(AtomicBool::new(false));
         let abort = resume.as_ref().map(|(request, ..)| request.abort.clone());
+        let stack_bytes = run::worker::checked_stack_bytes(&config);
         let restore = session::Restore {
             config,
             host,
@@ -424,6 +435,7 @@ impl Engine {
             Command::Restore(Box::new(restore)),
             run::worker::serve,
             || Command::Wake,
+            stack_bytes,
         );
         if let Some(abort) = abort {
             abort.attach(&inbox);
@@ -497,7 +509,7 @@ impl Engine {
     fn signal_stop(&mut self, done: Option<oneshot::Sender<()>>) {
         self.stopped = true;
         self.shutdown.store(true, Ordering::Relaxed);
-        self.inbox.post(Command::Shutdown(done));
+        self.inbox.post_urgent(Command::Shutdown(done));
     }
 }
 

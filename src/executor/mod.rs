@@ -312,12 +312,16 @@ impl Executor {
             let waiting = guard.in_flight.saturating_sub(1);
             match (guard.state, guard.engine.as_ref()) {
                 (ExecutorState::Ready, Some(engine)) => {
-                    Ok(engine.run(request(code, &self.options)))
+                    // No run of this executor ahead of it: its deadline counts from now.
+                    let request = request(code, &self.options);
+                    let called_at = request.called_at;
+                    Ok((engine.run(request), Some(called_at)))
                 }
                 (ExecutorState::Running, Some(engine))
                     if queue && waiting < self.options.max_queued_runs =>
                 {
-                    Ok(engine.run(request(code, &self.options)))
+                    // Its deadline starts when the runs ahead of it end: the engine says when.
+                    Ok((engine.run(request(code, &self.options)), None))
                 }
                 (ExecutorState::Running, Some(_)) if queue => Err(ExecutorError::queue_full(
                     waiting,
@@ -341,7 +345,7 @@ impl Executor {
         };
         async move {
             match submitted {
-                Ok(reply) => ending.finish(reply).await,
+                Ok((reply, started)) => ending.finish(reply, started).await,
                 Err(error) => Settled::now(Err(error)),
             }
         }
@@ -458,6 +462,8 @@ impl Executor {
         let inner = Arc::clone(&self.inner);
         let abort = RunAbort::new();
         let request = RunRequest::new(String::new(), &self.options, abort.clone());
+        // Nothing of this executor runs ahead of a resumed run: its deadline counts from now.
+        let called_at = request.called_at;
         let ending = RunEnding {
             inner: Arc::clone(&inner),
             watched: abort,
@@ -519,7 +525,7 @@ impl Executor {
                     });
                 }
             }
-            ending.finish(reply).await
+            ending.finish(reply, Some(called_at)).await
         }
     }
 
@@ -584,7 +590,13 @@ struct RunEnding {
 }
 
 impl RunEnding {
-    async fn finish(self, reply: tokio::sync::oneshot::Receiver<RunReport>) -> Settled<RunOutput> {
+    /// Waits for the run's report (or its deadline, counted from `started` when the run did
+    /// not start behind another) and settles its outcome.
+    async fn finish(
+        self,
+        reply: tokio::sync::oneshot::Receiver<RunReport>,
+        started: Option<Instant>,
+    ) -> Settled<RunOutput> {
         let RunEnding {
             inner,
             watched,
@@ -594,7 +606,8 @@ impl RunEnding {
             traced,
             sink,
         } = self;
-        let (report, overdue) = match answer_by_deadline(reply, &watched, timeout_ms).await {
+        let (report, overdue) = match answer_by_deadline(reply, &watched, started, timeout_ms).await
+        {
             Some(answer) => (
                 answer.unwrap_or_else(|_| RunReport::refused(EngineError::Stopped, true)),
                 false,
@@ -671,17 +684,20 @@ impl RunEnding {
 /// The engine thread's answer to a run, or `None` once [`DEADLINE_GRACE`] has passed since the
 /// run's deadline without one: the thread is then stuck in work that cannot be interrupted, and
 /// the run is answered without it (a timeout; the executor becomes `DIRTY`, and `cleanup()`
-/// waits for the thread). A run still queued has no deadline yet.
+/// waits for the thread). The deadline counts from `started` (the call), or, for a run queued
+/// behind others of the same executor, from when the engine says it began.
 async fn answer_by_deadline(
     mut reply: tokio::sync::oneshot::Receiver<RunReport>,
     watched: &RunAbort,
+    started: Option<Instant>,
     timeout_ms: u64,
 ) -> Option<Result<RunReport, tokio::sync::oneshot::error::RecvError>> {
     let late = Duration::from_millis(timeout_ms).saturating_add(DEADLINE_GRACE);
     let overdue = |started: Instant| started.checked_add(late);
+    let began = || watched.started_at().or(started);
     loop {
-        // Until the run starts, its deadline is at least `late` from now: look again then.
-        let Some(give_up) = overdue(watched.started_at().unwrap_or_else(Instant::now)) else {
+        // Until a queued run's deadline begins, it is at least `late` from now: look again then.
+        let Some(give_up) = overdue(began().unwrap_or_else(Instant::now)) else {
             return Some(reply.await);
         };
         let mut alarm = alarm::Alarm::at(give_up);
@@ -693,8 +709,7 @@ async fn answer_by_deadline(
         if answered.is_some() {
             return answered;
         }
-        let started = watched.started_at();
-        if started
+        if began()
             .and_then(overdue)
             .is_some_and(|at| at <= Instant::now())
         {

@@ -30,6 +30,9 @@ use super::watcher::Watcher;
 
 /// The helpers: `describe(value, isError)` gives `[name, message]` for any thrown value;
 /// `handle(promise)` marks a promise's rejection as handled. Neither ever throws.
+/// `bindMethod(object, method)` is `method` called on `object` with the arguments it is given.
+/// `json(value)` is `JSON.stringify(value)` (a BigInt as `12n`), or `undefined` when that throws
+/// or gives nothing.
 /// `codeOutput(...)` and `logEntry(level, message, ts)` build run results (see the module
 /// docs); the order of their properties is the order `index.d.ts` documents.
 const HELPERS_SOURCE: &str = r#"(() => {
@@ -91,10 +94,12 @@ const HELPERS_SOURCE: &str = r#"(() => {
     try { call(then, promise, undefined, ignore); } catch {}
   };
   const codeOutput = (output, logs, isFinalAnswer, logEntries, diagnostics, images, trace,
-      wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled, paused) => {
+      wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes,
+      timersCancelled, paused) => {
     const stats = timersCancelled === undefined
-      ? { wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes }
-      : { wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled };
+      ? { wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes }
+      : { wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes,
+          timersCancelled };
     const result = {
       output,
       logs,
@@ -110,7 +115,9 @@ const HELPERS_SOURCE: &str = r#"(() => {
     return paused === undefined ? traced : { ...traced, paused };
   };
   const logEntry = (level, message, ts) => ({ level, message, ts });
-  return [describe, handle, codeOutput, logEntry];
+  const apply = Reflect.apply;
+  const bindMethod = (object, method) => (...args) => apply(method, object, args);
+  return [describe, handle, codeOutput, logEntry, bindMethod, json];
 })()"#;
 
 /// `new ExecutorError(message, fields)`.
@@ -125,6 +132,8 @@ pub struct EnvData {
     handle: FunctionRef<Unknown<'static>, Unknown<'static>>,
     code_output: BuilderRef,
     log_entry: BuilderRef,
+    bind_method: FunctionRef<(), Unknown<'static>>,
+    json: FunctionRef<(), Unknown<'static>>,
     /// What the threadsafe function nominally calls (see `queue.rs`).
     tool_bridge: FunctionRef<(), ()>,
     /// The executors' threadsafe function, made with the first executor.
@@ -142,9 +151,9 @@ type BuilderRef = FunctionRef<(), Unknown<'static>>;
 #[derive(Clone, Copy)]
 pub enum Builder {
     /// `codeOutput(output, logs, isFinalAnswer, logEntries, diagnostics, images, trace,
-    /// wallTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled)`, where an
-    /// `undefined` array is an empty one and an `undefined` `trace` or `timersCancelled` is
-    /// left out.
+    /// wallTimeMs, cpuTimeMs, toolTimeMs, toolCalls, operations, peakHeapBytes, timersCancelled,
+    /// paused)`, where an `undefined` array is an empty one and an `undefined` `trace`,
+    /// `timersCancelled` or `paused` is left out.
     CodeOutput,
     /// `logEntry(level, message, ts)`.
     LogEntry,
@@ -159,6 +168,8 @@ pub fn install(env: &Env, executor_error: ErrorClass) -> Result<()> {
     let handle: Function<Unknown<'static>, Unknown<'static>> = helpers.get_element(1)?;
     let code_output: Function<(), Unknown<'static>> = helpers.get_element(2)?;
     let log_entry: Function<(), Unknown<'static>> = helpers.get_element(3)?;
+    let bind_method: Function<(), Unknown<'static>> = helpers.get_element(4)?;
+    let json: Function<(), Unknown<'static>> = helpers.get_element(5)?;
     let tool_bridge: Function<(), ()> = env.create_function("toolBridge", noop)?;
     env.set_instance_data(
         EnvData {
@@ -168,6 +179,8 @@ pub fn install(env: &Env, executor_error: ErrorClass) -> Result<()> {
             handle: handle.create_ref()?,
             code_output: code_output.create_ref()?,
             log_entry: log_entry.create_ref()?,
+            bind_method: bind_method.create_ref()?,
+            json: json.create_ref()?,
             tool_bridge: tool_bridge.create_ref()?,
             queue: None,
             dispatchers: Dispatchers::default(),
@@ -295,6 +308,38 @@ pub fn build(env: &Env, builder: Builder, args: &[sys::napi_value]) -> Result<sy
             let reason = thrown.describe(env);
             napi::Error::new(napi::Status::GenericFailure, reason)
         })
+}
+
+/// `method` bound to `object` (see `bindMethod` in the helpers): a function, which the caller
+/// keeps by a `FunctionRef` where it would otherwise keep the object and the method apart.
+pub fn bind_method<'env>(
+    env: &'env Env,
+    object: &Unknown,
+    method: &Unknown,
+) -> Result<Unknown<'env>> {
+    let bind = require(env)?.bind_method.borrow_back(env)?;
+    let bound = guarded::call(
+        env,
+        &bind.to_unknown(),
+        &guarded::undefined(env),
+        &[object.raw(), method.raw()],
+    );
+    guarded::clear(env);
+    bound.map_err(|thrown| napi::Error::from_reason(thrown.describe(env)))
+}
+
+/// `JSON.stringify(value)` of any host value, `None` when it has no JSON text or making it threw
+/// (what it threw is cleared).
+pub fn json_text(env: &Env, value: &Unknown) -> Option<String> {
+    let json = get(env)?.json.borrow_back(env).ok()?;
+    let text = guarded::call(
+        env,
+        &json.to_unknown(),
+        &guarded::undefined(env),
+        &[value.raw()],
+    );
+    guarded::clear(env);
+    text.ok().and_then(|text| guarded::string_value(&text))
 }
 
 /// Marks `promise`'s rejection as handled (for promises the addon gets and drops, such as what

@@ -14,13 +14,14 @@ use crate::error::ExecutorError;
 /// The class: fields set as own properties, `name` on the prototype as for built-in errors.
 const CLASS_SOURCE: &str = r#"(() => {
   class ExecutorError extends Error {
-    constructor(message, fields) {
+    constructor(message, fields = {}) {
       super(message);
-      this.code = fields.code;
-      this.severity = fields.severity;
-      this.retryable = fields.retryable;
-      this.details = fields.details;
-      if (fields.logs !== undefined) this.logs = fields.logs;
+      const { code, severity, retryable, details, logs } = fields;
+      this.code = code;
+      this.severity = severity;
+      this.retryable = retryable;
+      this.details = details;
+      if (logs !== undefined) this.logs = logs;
     }
   }
   Object.defineProperty(ExecutorError.prototype, "name", {

@@ -4,14 +4,17 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use napi::bindgen_prelude::{PromiseRaw, This, ToNapiValue, Uint8Array, Unknown, ValueType};
+use napi::bindgen_prelude::{
+    Function, PromiseRaw, This, ToNapiValue, Uint8Array, Unknown, ValueType,
+};
 use napi::{sys, Env, JsValue, Result};
 use serde_json::Value as Json;
 
+use super::arguments;
 use super::env_data::{self, Builder};
 use super::error::to_napi_error;
 use super::guarded::{self, Thrown};
-use super::host::{failure_of, NodeHost, NodeTool, ToolTable};
+use super::host::{self, failure_of, NodeHost, ToolTable, Tools};
 use super::log_stream::{JsLogEntry, LogStream};
 use super::options::{
     clone_refused, entries, node_tool, resolve, run_input, run_tracing, watch_signal, Resolved,
@@ -21,7 +24,7 @@ use super::queue::NodeQueue;
 use super::session::{pause_reason, paused_output, PauseRequest};
 use super::settle::{settle, settle_on_runtime, settle_then};
 use super::teardown;
-use super::trace_events::{EventStream, Listener, Trace};
+use super::trace_events::{Event, EventStream, Listener, Trace};
 use super::value::{from_js, Copied};
 use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolResult, ToolSpec};
@@ -67,7 +70,7 @@ pub struct CodeOutput {
     /// The run's events in order, when it was traced (the `trace` option, or `run(code, {
     /// trace: true })`): `run_start`, each `tool_call` and its `tool_result`, `console`
     /// entries (by index into `logEntries`), `final_answer`, and `run_end` last. Times are
-    /// milliseconds since the run started.
+    /// milliseconds since the run's deadline began, as `stats.wallTimeMs` counts.
     #[napi(ts_type = "Array<TraceEvent>")]
     pub trace: Option<Trace>,
     /// Present when a tool asked the run to pause (`pauseRun(reason)`): the call it paused at,
@@ -111,9 +114,13 @@ impl From<crate::canvas::Image> for CanvasImage {
     js_name = "RunStats"
 )]
 pub struct JsRunStats {
-    /// Milliseconds from the moment the executor took the run up (after any queueing) to its
-    /// end, validation included.
+    /// Milliseconds from the moment the run's deadline began (the `run()` call, or the end of
+    /// the run it was queued behind on the same executor) to its end: waits for an engine
+    /// thread, validation and tool calls included.
     pub wall_time_ms: f64,
+    /// Milliseconds the run held an engine thread: its time slices, synchronous tool calls
+    /// included; not the time it waited for a thread, nor for asynchronous tools or timers.
+    pub cpu_time_ms: f64,
     /// Milliseconds tool calls took, from call to answer (to settlement for async tools), summed
     /// over calls: overlapping calls each count in full.
     pub tool_time_ms: f64,
@@ -137,6 +144,7 @@ impl From<RunStats> for JsRunStats {
     fn from(stats: RunStats) -> Self {
         Self {
             wall_time_ms: stats.wall_time.as_secs_f64() * 1000.0,
+            cpu_time_ms: stats.cpu_time.as_secs_f64() * 1000.0,
             tool_time_ms: stats.tool_time.as_secs_f64() * 1000.0,
             tool_calls: stats.tool_calls as f64,
             operations: stats.operations as f64,
@@ -165,6 +173,7 @@ impl ToNapiValue for CodeOutput {
                     None => undefined,
                 },
                 f64::to_napi_value(raw_env, stats.wall_time_ms)?,
+                f64::to_napi_value(raw_env, stats.cpu_time_ms)?,
                 f64::to_napi_value(raw_env, stats.tool_time_ms)?,
                 f64::to_napi_value(raw_env, stats.tool_calls)?,
                 f64::to_napi_value(raw_env, stats.operations)?,
@@ -241,16 +250,42 @@ impl SesExecutor {
     /// invalid, with the rule (`max_operations_valid`, `timeout_valid`, `options_valid`) in
     /// `details.diagnostics`.
     /// Called without `new` it throws a `TypeError`, as a class constructor does.
+    // `read_to`, a second argument left out of the typings, is how the package's JS entry
+    // (`lib/executor.cjs`) gets what it needs of the options as this reader read them, so that
+    // no option is read twice: called with the `tracer` and its `startSpan` (or `undefined`
+    // for none) and the `authorizedImports`.
     #[napi(constructor, ts_args_type = "options?: ExecutorOptions")]
-    pub fn new(env: Env, this: This<Unknown>, options: Option<Unknown>) -> Result<Self> {
+    pub fn new(
+        env: Env,
+        this: This<Unknown>,
+        options: Option<Unknown>,
+        read_to: Option<Unknown>,
+    ) -> Result<Self> {
         if !env_data::constructed(&env, &this.object) {
-            return Err(type_error(
+            return Err(arguments::type_error(
                 &env,
                 "Class constructor SESExecutor cannot be invoked without 'new'",
             ));
         }
-        let resolved = resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
-        Self::with_options(&env, resolved)
+        let mut resolved = resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
+        let tracer = resolved.tracer.take();
+        let imports = resolved.options.authorized_imports.clone();
+        let executor = Self::with_options(&env, resolved)?;
+        if let Some(to) = read_to.filter(|to| guarded::type_of(to) == ValueType::Function) {
+            let undefined = guarded::undefined(&env).raw();
+            let (tracer, start_span) = tracer.map_or((undefined, undefined), |tracer| {
+                (tracer.tracer.raw(), tracer.start_span.raw())
+            });
+            let imports = imports.into_unknown(&env)?;
+            let _ = guarded::call(
+                &env,
+                &to,
+                &guarded::undefined(&env),
+                &[tracer, start_span, imports.raw()],
+            );
+            guarded::clear(&env);
+        }
+        Ok(executor)
     }
 
     /// Creates an executor and `init()`s it: a drop-in for clients that never call `init()`.
@@ -374,19 +409,12 @@ impl SesExecutor {
                 .iter()
                 .map(|(name, tool)| ToolSpec {
                     name: name.clone(),
-                    inputs: match tool {
-                        NodeTool::Function(_) => None,
-                        NodeTool::Forward { inputs, .. } => Some(inputs.clone()),
-                    },
+                    inputs: tool.inputs.clone(),
                 })
                 .collect();
             let table = Arc::clone(&self.tools);
-            self.executor.send_tools(specs, move || {
-                table
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .extend(tools);
-            })
+            self.executor
+                .send_tools(specs, move || host::lock(&table).send(tools))
         });
         settle(env, &self.node, async move { sent?.await }, |_, ()| Ok(()))
     }
@@ -409,11 +437,15 @@ impl SesExecutor {
         ts_args_type = "code: string, options?: RunOptions",
         ts_return_type = "Promise<CodeOutput>"
     )]
+    // `observer`, a third argument left out of the typings, is the trace listener of the
+    // package's JS entry (`lib/tracing.cjs`): with it the options reach this reader untouched,
+    // and it hears every event whatever the caller's own listeners do.
     pub fn run<'env>(
         &self,
         env: &'env Env,
         code: Unknown,
         options: Option<Unknown>,
+        observer: Option<Unknown>,
     ) -> Result<PromiseRaw<'env, CodeOutput>> {
         let refuse = |error: ExecutorError| {
             settle(
@@ -450,10 +482,9 @@ impl SesExecutor {
                 return refuse(error);
             }
         };
-        let listeners = self
-            .on_event
-            .iter()
-            .cloned()
+        let listeners = run_observer(observer)
+            .into_iter()
+            .chain(self.on_event.iter().cloned())
             .chain(listener.map(Arc::new))
             .collect();
         let sink = EventStream::new(Arc::clone(&self.node), listeners)
@@ -476,7 +507,15 @@ impl SesExecutor {
     /// runtime is freed; a no-op when `DEAD`.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn cleanup<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
-        settle(env, &self.node, self.executor.cleanup(), |_, ()| Ok(()))
+        let cleaning = self.executor.cleanup();
+        if self.executor.state() == ExecutorState::Dead {
+            // The sandbox that could call the sent tools is gone (a later `init()` builds one
+            // without them): their references go now, on Node's thread, not when Node collects
+            // the executor.
+            let forgotten = host::lock(&self.tools).forget_sent();
+            drop(forgotten);
+        }
+        settle(env, &self.node, cleaning, |_, ()| Ok(()))
     }
 }
 
@@ -500,8 +539,9 @@ impl SesExecutor {
             module_tools,
             on_log,
             on_event,
+            tracer: _,
         } = resolved;
-        let tools: ToolTable = Arc::new(Mutex::new(module_tools.into_iter().collect()));
+        let tools: ToolTable = Arc::new(Mutex::new(Tools::with_modules(module_tools)));
         let logs = on_log.map(LogStream::new);
         let max_value_bytes = options.max_value_bytes;
         let host = NodeHost::new(env, Arc::clone(&tools), logs, max_value_bytes)?;
@@ -517,27 +557,11 @@ impl SesExecutor {
     }
 }
 
-/// A `TypeError` with `message`, as the error napi throws.
-fn type_error(env: &Env, message: &str) -> napi::Error {
-    let made = (|| -> Result<Unknown> {
-        let message = env.create_string(message)?;
-        let mut error = std::ptr::null_mut();
-        // SAFETY: live env and string; the result is a handle in the current scope.
-        napi::check_status!(unsafe {
-            napi::sys::napi_create_type_error(
-                env.raw(),
-                std::ptr::null_mut(),
-                message.raw(),
-                &mut error,
-            )
-        })?;
-        // SAFETY: made by napi for this environment just now.
-        Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), error) })
-    })();
-    match made {
-        Ok(error) => napi::Error::from(error),
-        Err(_) => napi::Error::new(napi::Status::InvalidArg, message),
-    }
+/// The JS layer's trace listener of one run, when it passed a function.
+fn run_observer(observer: Option<Unknown>) -> Option<Arc<Listener>> {
+    let observer = observer.filter(|observer| guarded::type_of(observer) == ValueType::Function)?;
+    let function: Function<Event, Unknown<'static>> = guarded::view(&observer).ok()?;
+    function.create_ref().ok().map(Arc::new)
 }
 
 #[napi]

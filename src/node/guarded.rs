@@ -112,6 +112,19 @@ pub fn has<'env>(env: &'env Env, object: &Unknown, name: &str) -> Guarded<'env, 
     check(env, status).map(|()| has)
 }
 
+/// `Object.hasOwn(object, name)`: runs a Proxy's `getOwnPropertyDescriptor` trap if there is
+/// one.
+pub fn has_own<'env>(env: &'env Env, object: &Unknown, name: &str) -> Guarded<'env, bool> {
+    let key = env
+        .create_string(name)
+        .map_err(|error| Thrown::Failed(error.reason))?;
+    let mut has = false;
+    // SAFETY: live env and values of the current scope.
+    let status =
+        unsafe { sys::napi_has_own_property(env.raw(), object.raw(), key.raw(), &mut has) };
+    check(env, status).map(|()| has)
+}
+
 /// `index in object`.
 pub fn has_element<'env>(env: &'env Env, object: &Unknown, index: u32) -> Guarded<'env, bool> {
     let mut has = false;

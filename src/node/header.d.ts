@@ -68,8 +68,9 @@ export interface SpanTracer {
 
 /**
  * One event of a run's trace (`CodeOutput.trace`, `onEvent`). `at` is milliseconds since the
- * run started (the executor took it up, before validation); events come in the order they
- * happened, `run_start` first and `run_end` last.
+ * run's deadline began (its `run()` call, or the end of the run it was queued behind on the
+ * same executor), as `stats.wallTimeMs` counts; `run_start` is when an engine thread took the
+ * run up. Events come in the order they happened, `run_start` first and `run_end` last.
  */
 export type TraceEvent =
   | {
@@ -274,20 +275,21 @@ export interface ExecutorOptions {
   modules?: Record<string, string | Record<string, unknown>>
   /**
    * Called with each log entry while the run goes on (§10.2), in call order and before the
-   * run's promise settles; what it throws is ignored.
+   * run's promise settles; what it throws, or a promise it returns rejects with, is ignored.
    */
   onLog?: (entry: LogEntry) => void
   /**
    * Called with each trace event of every run as it happens, in order and before the run's
-   * promise settles (the same events `trace` records, under the same budget); what it throws
-   * is ignored. Does not by itself fill `CodeOutput.trace`.
+   * promise settles (the same events `trace` records, under the same budget); what it throws,
+   * or a promise it returns rejects with, is ignored. Does not by itself fill
+   * `CodeOutput.trace`.
    */
   onEvent?: (event: TraceEvent) => void
   /**
    * An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
    * a span, each tool call a child span (`execute_tool {name}`). Without it, the global
-   * tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
-   * package's JS entry (`lib/tracing.cjs`).
+   * tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read once,
+   * here, and handed to the package's JS entry (`lib/tracing.cjs`).
    */
   tracer?: SpanTracer
   /**

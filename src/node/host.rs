@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use napi::bindgen_prelude::{FunctionRef, ObjectRef, Unknown};
+use napi::bindgen_prelude::{FunctionRef, Unknown};
 use napi::{Env, JsValue};
 
 use super::env_data;
@@ -29,27 +29,61 @@ use crate::scheduler::pool::others_waiting_besides_one;
 use crate::scheduler::spin::{Chain, Core, Spin};
 use crate::value::Value;
 
-/// A tool as the host sent it.
-pub enum NodeTool {
-    /// A plain function, called with the sandbox's arguments.
-    Function(ToolFunction),
-    /// A smolagents tool object: its `forward`, called on the object with one object of named
-    /// inputs, which the engine makes from the sandbox's arguments and `inputs`
-    /// (`crate::tool_args::named_inputs`).
-    Forward {
-        forward: ToolFunction,
-        this: ObjectRef,
-        inputs: Vec<String>,
-    },
+/// A tool as the host sent it: the function to call, and for a smolagents tool object
+/// (`{ inputs, forward(args) }`) the names of its inputs, from which the engine makes the one
+/// object of named inputs `forward` takes (`crate::tool_args::named_inputs`).
+pub struct NodeTool {
+    /// The tool's function; for a tool object, its `forward` bound to the object
+    /// (`env_data::bind_method`), so that one function reference holds both.
+    pub function: ToolFunction,
+    /// `Some` for a tool object.
+    pub inputs: Option<Vec<String>>,
 }
 
-/// A host function the addon calls (through `guarded::call`).
+/// A host function the addon calls (through `guarded::call`). Every reference the node layer
+/// keeps to a host value is a `FunctionRef` like this one: napi-rs releases it when it is
+/// dropped, on whichever thread, and forgets it when its environment is torn down (an
+/// `ObjectRef` needs an explicit `unref` on Node's thread, and leaked its object wherever that
+/// was missed).
 pub type ToolFunction = FunctionRef<(), Unknown<'static>>;
 
-/// The tools of one executor, by name.
-pub type ToolTable = Arc<Mutex<HashMap<String, NodeTool>>>;
+/// The tools of one executor: the functions of its object modules, for its whole life, and the
+/// tools sent to it, until `cleanup()` (a later `init()` builds a sandbox without them).
+#[derive(Default)]
+pub struct Tools {
+    modules: HashMap<String, NodeTool>,
+    sent: HashMap<String, NodeTool>,
+}
 
-fn lock(table: &ToolTable) -> MutexGuard<'_, HashMap<String, NodeTool>> {
+impl Tools {
+    /// Tools that start with the functions of the object modules.
+    pub fn with_modules(modules: Vec<(String, NodeTool)>) -> Self {
+        Self {
+            modules: modules.into_iter().collect(),
+            sent: HashMap::new(),
+        }
+    }
+
+    /// Adds sent tools (a name sent again is replaced).
+    pub fn send(&mut self, tools: Vec<(String, NodeTool)>) {
+        self.sent.extend(tools);
+    }
+
+    /// Drops the sent tools (the sandbox that could call them is gone); on Node's thread.
+    pub fn forget_sent(&mut self) -> HashMap<String, NodeTool> {
+        std::mem::take(&mut self.sent)
+    }
+
+    fn get(&self, name: &str) -> Option<&NodeTool> {
+        self.sent.get(name).or_else(|| self.modules.get(name))
+    }
+}
+
+/// The tools of one executor, shared by its `SESExecutor` and its dispatcher.
+pub type ToolTable = Arc<Mutex<Tools>>;
+
+/// Locks the table (poisoning cannot leave it inconsistent: every change is one call).
+pub fn lock(table: &ToolTable) -> MutexGuard<'_, Tools> {
     table.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -219,13 +253,9 @@ fn dispatch(
         match table.get(&tool) {
             None => Err(ToolFailure::new(format!("tool '{tool}' is not available"))),
             // The engine has named a tool object's arguments already (`ToolSpec`).
-            Some(NodeTool::Function(function)) => function
+            Some(NodeTool { function, .. }) => function
                 .borrow_back(env)
                 .map(|function| (function.to_unknown(), guarded::undefined(env)))
-                .map_err(|error| ToolFailure::new(error.reason)),
-            Some(NodeTool::Forward { forward, this, .. }) => forward
-                .borrow_back(env)
-                .and_then(|forward| Ok((forward.to_unknown(), this.get_value(env)?.to_unknown())))
                 .map_err(|error| ToolFailure::new(error.reason)),
         }
     };

@@ -3,6 +3,7 @@
 //!
 //! Spec: §3.2 (API contract), §8.1 (errors as JS objects).
 
+mod arguments;
 mod dispose;
 mod env_data;
 mod error;

@@ -9,11 +9,11 @@
 //! `crate::options::rules`'.
 
 use napi::bindgen_prelude::{
-    Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, ObjectRef, Unknown,
-    ValueType,
+    Function, FunctionRef, JsObjectValue, JsValuesTupleIntoVec, Object, Unknown, ValueType,
 };
 use napi::{Env, JsValue};
 
+use super::env_data;
 use super::guarded::{self, Thrown};
 use super::host::{NodeTool, ToolFunction};
 use super::log_stream::JsLogEntry;
@@ -165,7 +165,7 @@ pub struct RunOptions {
     /// overrides the executor's `trace` option for this run.
     pub trace: Option<bool>,
     /// Called with each of this run's trace events as it happens (besides the executor's
-    /// `onEvent`); what it throws is ignored.
+    /// `onEvent`); what it throws, or a promise it returns rejects with, is ignored.
     #[napi(ts_type = "(event: TraceEvent) => void")]
     pub on_event: Option<String>,
     /// A value bound as the global `input` for this run only: a copy (structured-clone
@@ -233,7 +233,8 @@ pub fn entries<'env>(
         .collect()
 }
 
-/// A tool as sent: a function, or an object with a `forward` function (and `inputs`).
+/// A tool as sent: a function, or an object with a `forward` function (and `inputs`). Each of
+/// the object's properties is read once, here.
 pub fn node_tool(
     env: &Env,
     name: &str,
@@ -247,7 +248,10 @@ pub fn node_tool(
             .map_err(|_| not_a_tool())
     };
     match guarded::type_of(&value) {
-        ValueType::Function => Ok(NodeTool::Function(function_ref(&value)?)),
+        ValueType::Function => Ok(NodeTool {
+            function: function_ref(&value)?,
+            inputs: None,
+        }),
         ValueType::Object => {
             let read = |key: &str| {
                 guarded::get(env, &value, key)
@@ -269,13 +273,10 @@ pub fn node_tool(
             } else {
                 Vec::new()
             };
-            let object = guarded::view::<Object>(&value)
-                .and_then(|object| object.create_ref())
-                .map_err(|_| not_a_tool())?;
-            Ok(NodeTool::Forward {
-                forward: function_ref(&forward)?,
-                this: object,
-                inputs,
+            let bound = env_data::bind_method(env, &value, &forward).map_err(|_| not_a_tool())?;
+            Ok(NodeTool {
+                function: function_ref(&bound)?,
+                inputs: Some(inputs),
             })
         }
         _ => Err(not_a_tool()),
@@ -297,19 +298,27 @@ pub fn clone_refused(error: &CloneError) -> ExecutorError {
 }
 
 /// The constructor's options, checked: what the executor runs with, the host functions of
-/// object modules, and the `onLog` callback.
-pub struct Resolved {
+/// object modules, the `onLog` and `onEvent` callbacks, and the `tracer` with its `startSpan`
+/// (for the JS layer, `lib/tracing.cjs`).
+pub struct Resolved<'env> {
     pub options: Options,
     pub module_tools: Vec<(String, NodeTool)>,
     pub on_log: Option<FunctionRef<JsLogEntry, Unknown<'static>>>,
     pub on_event: Option<Listener>,
+    pub tracer: Option<Tracer<'env>>,
+}
+
+/// The `tracer` option and its `startSpan` function, each read once.
+pub struct Tracer<'env> {
+    pub tracer: Unknown<'env>,
+    pub start_span: Unknown<'env>,
 }
 
 /// Reads and checks the constructor's options.
-pub fn resolve(
-    env: &Env,
-    options: Option<Unknown>,
-) -> std::result::Result<Resolved, ExecutorError> {
+pub fn resolve<'env>(
+    env: &'env Env,
+    options: Option<Unknown<'env>>,
+) -> std::result::Result<Resolved<'env>, ExecutorError> {
     let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
     let raw = read(env, options).map_err(refused)?;
     let (mut resolved, _notices) =
@@ -321,9 +330,10 @@ pub fn resolve(
     };
     let on_log = callback(named("onLog")?, rules::on_log_not_a_function)?;
     let on_event = callback(named("onEvent")?, rules::on_event_not_a_function)?;
-    if let Some(tracer) = named("tracer")? {
-        check_tracer(env, &tracer)?;
-    }
+    let tracer = match named("tracer")? {
+        Some(tracer) => check_tracer(env, tracer)?,
+        None => None,
+    };
     let mut module_tools = Vec::new();
     if let Some(modules) = named("modules")? {
         for (name, module) in entries(env, modules, "modules")? {
@@ -371,6 +381,7 @@ pub fn resolve(
         module_tools,
         on_log,
         on_event,
+        tracer,
     })
 }
 
@@ -393,16 +404,20 @@ fn callback<Args: JsValuesTupleIntoVec>(
 }
 
 /// `tracer`, which the JS entry uses (`lib/tracing.cjs`), checked here with every other option:
-/// `null` or an object with a `startSpan` function, read as other options are (`guarded`).
-fn check_tracer(env: &Env, tracer: &Unknown) -> std::result::Result<(), ExecutorError> {
+/// `null` (none) or an object with a `startSpan` function, read as other options are
+/// (`guarded`).
+fn check_tracer<'env>(
+    env: &'env Env,
+    tracer: Unknown<'env>,
+) -> std::result::Result<Option<Tracer<'env>>, ExecutorError> {
     let refused = |diagnostic| ExecutorError::validation(&[diagnostic]);
-    match guarded::type_of(tracer) {
-        ValueType::Null => Ok(()),
+    match guarded::type_of(&tracer) {
+        ValueType::Null => Ok(None),
         ValueType::Object => {
-            let start_span = guarded::get(env, tracer, "startSpan")
+            let start_span = guarded::get(env, &tracer, "startSpan")
                 .map_err(|thrown| refused(unreadable(env, "tracer.startSpan", &thrown)))?;
             if guarded::type_of(&start_span) == ValueType::Function {
-                Ok(())
+                Ok(Some(Tracer { tracer, start_span }))
             } else {
                 Err(refused(rules::not_a_tracer()))
             }
@@ -442,9 +457,11 @@ pub fn run_tracing(
     Ok((record, listener))
 }
 
-/// An `AbortSignal` listened to for the length of one run.
+/// An `AbortSignal` listened to for the length of one run: its `removeEventListener` bound to
+/// it (read once, as the run starts), and the listener to remove. Both are function references,
+/// which napi-rs releases wherever they are dropped.
 pub struct SignalWatch {
-    signal: ObjectRef<false>,
+    remove: Option<FunctionRef<(), Unknown<'static>>>,
     listener: FunctionRef<(), ()>,
 }
 
@@ -506,35 +523,39 @@ pub fn watch_signal(
             &thrown,
         ))
     })?;
-    let watch = (|| -> napi::Result<SignalWatch> {
-        let object = guarded::view::<Object>(&signal)?;
-        Ok(SignalWatch {
-            signal: object.create_ref()?,
-            listener: listener.create_ref()?,
-        })
-    })();
+    // A signal whose removeEventListener cannot be read or bound keeps a listener that only
+    // sets a flag of a finished run.
+    let remove = guarded::get(env, &signal, "removeEventListener")
+        .ok()
+        .filter(|remove| guarded::type_of(remove) == ValueType::Function)
+        .and_then(|remove| env_data::bind_method(env, &signal, &remove).ok())
+        .and_then(|bound| {
+            guarded::view::<Function<(), Unknown<'static>>>(&bound)
+                .and_then(|bound| bound.create_ref())
+                .ok()
+        });
+    let listener = listener.create_ref();
     guarded::clear(env);
-    watch
-        .map(Some)
+    listener
+        .map(|listener| Some(SignalWatch { remove, listener }))
         .map_err(|_| refused(rules::not_an_abort_signal()))
 }
 
 impl SignalWatch {
-    /// Stops listening: a signal may outlive many runs, and must not collect their listeners. A
-    /// signal whose `removeEventListener` throws keeps a listener that only sets a flag; what it
-    /// threw is dropped.
+    /// Stops listening: a signal may outlive many runs, and must not collect their listeners.
+    /// What `removeEventListener` throws is dropped.
     pub fn detach(self, env: &Env) {
-        if let (Ok(signal), Ok(listener)) =
-            (self.signal.get_value(env), self.listener.borrow_back(env))
-        {
-            let signal = signal.to_unknown();
-            if let Ok(remove) = guarded::get(env, &signal, "removeEventListener") {
-                if let Ok(event) = env.create_string("abort") {
-                    let _ = guarded::call(env, &remove, &signal, &[event.raw(), listener.raw()]);
-                }
+        let Self { remove, listener } = self;
+        if let (Some(remove), Ok(listener)) = (remove, listener.borrow_back(env)) {
+            if let (Ok(remove), Ok(event)) = (remove.borrow_back(env), env.create_string("abort")) {
+                let _ = guarded::call(
+                    env,
+                    &remove.to_unknown(),
+                    &guarded::undefined(env),
+                    &[event.raw(), listener.raw()],
+                );
             }
         }
-        let _ = self.signal.unref(env);
         guarded::clear(env);
     }
 }

@@ -2,7 +2,10 @@
 //! figures. Executors of every Node environment of the process (the main thread and each
 //! worker thread) share the one pool.
 
-use napi::{Env, Error, Result, Status};
+use napi::bindgen_prelude::Unknown;
+use napi::{Env, Result};
+
+use super::arguments;
 
 use crate::executor::live_engines;
 use crate::scheduler::pool::{self, BLOCKED_EXTRA, MAX_THREADS};
@@ -21,8 +24,14 @@ pub struct EnginePoolStats {
     pub busy: u32,
     /// Of those, threads waiting for Node's thread to answer a synchronous tool call.
     pub blocked: u32,
-    /// Executors waiting for a free engine thread.
+    /// Executors waiting for a free engine thread (those suspended at the end of a time slice
+    /// included).
     pub queued: u32,
+    /// Of those, runs suspended at the end of a time slice, each keeping its coroutine stack.
+    pub suspended: u32,
+    /// Coroutine stacks that exist: one per run on an engine thread or suspended, and the free
+    /// ones kept for reuse (at most 32).
+    pub stacks: u32,
     /// QuickJS runtimes alive in the process: one per executor between `init()` and
     /// `cleanup()` (or until a forgotten executor is garbage-collected).
     pub engines: u32,
@@ -35,24 +44,12 @@ fn count(value: usize) -> u32 {
 /// Sets how many engine threads run the executors of this process (default: the number of
 /// cores, or `SES_EXECUTOR_THREADS` when set as the process starts). Takes effect at once:
 /// more threads start as work arrives; threads beyond a smaller size exit once idle (half a
-/// second after their last run). Throws a `RangeError` unless `threads` is an integer from 1 to 1024.
-#[napi]
-pub fn set_engine_threads(env: Env, threads: f64) -> Result<()> {
-    #[allow(
-        clippy::cast_precision_loss,
-        reason = "MAX_THREADS is a small integer, exact as an f64"
-    )]
-    let max = MAX_THREADS as f64;
-    if !(threads.fract() == 0.0 && (1.0..=max).contains(&threads)) {
-        let message = format!("threads must be an integer from 1 to {MAX_THREADS}");
-        env.throw_range_error(&message, None)?;
-        return Err(Error::new(Status::PendingException, message));
-    }
-    #[allow(
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "checked above to be an integer in 1..=MAX_THREADS"
-    )]
+/// second after their last run). Throws a `TypeError` unless `threads` is a number, and a
+/// `RangeError` unless it is an integer from 1 to 1024.
+#[napi(ts_args_type = "threads: number")]
+pub fn set_engine_threads(env: Env, threads: Unknown) -> Result<()> {
+    let max = u32::try_from(MAX_THREADS).unwrap_or(u32::MAX);
+    let threads = arguments::integer(&env, &threads, "threads", 1, max)?;
     pool::set_threads(threads as usize);
     Ok(())
 }
@@ -68,6 +65,8 @@ pub fn engine_pool_stats() -> EnginePoolStats {
         busy: count(stats.busy),
         blocked: count(stats.blocked),
         queued: count(stats.queued),
+        suspended: count(stats.suspended),
+        stacks: count(stats.stacks),
         engines: count(live_engines()),
     }
 }

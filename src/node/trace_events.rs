@@ -14,6 +14,8 @@ use napi::bindgen_prelude::{
 };
 use napi::{sys, Env, JsValue, Property, Result};
 
+use super::env_data;
+use super::guarded;
 use super::queue::NodeQueue;
 use super::value::to_js;
 use crate::diagnostic::Location;
@@ -247,12 +249,31 @@ impl EventSink for EventStream {
         let listeners = self.listeners.clone();
         self.queue.on_node(Box::new(move |env: &Env| {
             for listener in &listeners {
-                // A listener must not change a run's outcome, nor crash Node: what it throws is
-                // dropped (as for `onLog`).
-                if let Ok(listener) = listener.borrow_back(env) {
-                    let _ = listener.call(Event(event.clone()));
-                }
+                deliver(env, listener, &event);
             }
         }));
     }
+}
+
+/// Hands one listener its own copy of `event`. A listener must not change a run's outcome, keep
+/// the next listener from its events, nor crash Node: what it throws is caught and dropped
+/// (`guarded`), and a promise it returns (an async listener) has its rejection handled, so
+/// Node reports neither (as for `onLog`).
+fn deliver(env: &Env, listener: &Listener, event: &TraceEvent) {
+    let called = listener.borrow_back(env).and_then(|listener| {
+        // SAFETY: converting an owned event for this environment.
+        let event = unsafe { Event::to_napi_value(env.raw(), Event(event.clone())) }?;
+        Ok(guarded::call(
+            env,
+            &listener.to_unknown(),
+            &guarded::undefined(env),
+            &[event],
+        ))
+    });
+    if let Ok(Ok(returned)) = called {
+        if guarded::is_promise(&returned) {
+            env_data::handle_rejection(env, &returned);
+        }
+    }
+    guarded::clear(env);
 }

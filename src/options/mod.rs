@@ -176,16 +176,17 @@ declare_options! {
         /// exports that call the host like tools and whose other values are copied.
         "modules": "Record<string, string | Record<string, unknown>>";
         /// Called with each log entry while the run goes on (§10.2), in call order and before the
-        /// run's promise settles; what it throws is ignored.
+        /// run's promise settles; what it throws, or a promise it returns rejects with, is ignored.
         "onLog": "(entry: LogEntry) => void";
         /// Called with each trace event of every run as it happens, in order and before the run's
-        /// promise settles (the same events `trace` records, under the same budget); what it throws
-        /// is ignored. Does not by itself fill `CodeOutput.trace`.
+        /// promise settles (the same events `trace` records, under the same budget); what it throws,
+        /// or a promise it returns rejects with, is ignored. Does not by itself fill
+        /// `CodeOutput.trace`.
         "onEvent": "(event: TraceEvent) => void";
         /// An OpenTelemetry tracer (`trace.getTracer(…)` of `@opentelemetry/api`): each run becomes
         /// a span, each tool call a child span (`execute_tool {name}`). Without it, the global
-        /// tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read by the
-        /// package's JS entry (`lib/tracing.cjs`).
+        /// tracer is used when `@opentelemetry/api` is installed and an SDK registered. Read once,
+        /// here, and handed to the package's JS entry (`lib/tracing.cjs`).
         "tracer": "SpanTracer";
         /// The key `snapshot()` signs snapshots with (HMAC-SHA256) and `restore` requires them to
         /// be signed with: a string (its UTF-8 bytes) or bytes, at least 16 of them. Without it,

@@ -20,7 +20,8 @@ use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::pool::{self, Job};
+use super::job::{Account, Job};
+use super::pool;
 use super::spin::Spin;
 
 /// How long a thread polls for a message before it sleeps.
@@ -60,6 +61,10 @@ pub(crate) struct Inbox<M, E> {
     serve: fn(&Arc<Self>),
     /// The message a timer set by [`Inbox::wake_at`] delivers.
     wake: fn() -> M,
+    /// The stack depth the engine checks itself against (see [`Job::stack_bytes`]).
+    stack_bytes: usize,
+    /// The thread time the engine has used (see [`Job::account`]).
+    account: Account,
 }
 
 /// The inbox is closed: its engine is gone.
@@ -76,9 +81,15 @@ pub(crate) enum Next<M, E> {
 
 impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
     /// An inbox whose first message is `first`, already queued on the pool: the thread that takes
-    /// it up finds no engine and builds it from that message. `serve` is what that thread runs;
+    /// it up finds no engine and builds it from that message. `serve` is what that thread runs
+    /// (on a stack that holds `stack_bytes` of the engine's own checked depth and a margin);
     /// `wake` makes the message a timer delivers.
-    pub(crate) fn start(first: M, serve: fn(&Arc<Self>), wake: fn() -> M) -> Arc<Self> {
+    pub(crate) fn start(
+        first: M,
+        serve: fn(&Arc<Self>),
+        wake: fn() -> M,
+        stack_bytes: usize,
+    ) -> Arc<Self> {
         let inbox = Arc::new(Self {
             shared: Mutex::new(Shared {
                 mail: VecDeque::from([first]),
@@ -91,6 +102,8 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
             count: AtomicUsize::new(1),
             serve,
             wake,
+            stack_bytes,
+            account: Account::default(),
         });
         pool::schedule(Arc::clone(&inbox) as Arc<dyn Job>);
         inbox
@@ -124,6 +137,17 @@ impl<M: Send + 'static, E: Send + 'static> Inbox<M, E> {
                 self.arrived.notify_one();
             }
             _ => {}
+        }
+    }
+
+    /// Delivers `message`, which the engine must act on at once (an abort, a shutdown): like
+    /// [`Inbox::post`], and if the engine is suspended at the end of a time slice it is resumed
+    /// ahead of the jobs waiting their turn.
+    pub(crate) fn post_urgent(self: &Arc<Self>, message: M) {
+        self.post(message);
+        let serving = self.lock().phase == Phase::Serving;
+        if serving {
+            pool::hurry(&(Arc::clone(self) as Arc<dyn Job>));
         }
     }
 
@@ -287,12 +311,22 @@ impl<M: Send + 'static, E: Send + 'static> Job for Inbox<M, E> {
         drop(shared);
         self.post((self.wake)());
     }
+
+    fn stack_bytes(&self) -> usize {
+        self.stack_bytes
+    }
+
+    fn account(&self) -> &Account {
+        &self.account
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::mpsc;
+
+    const TEST_STACK: usize = 64 * 1024;
 
     /// A test engine: counts the messages it served, on whichever thread.
     type Counter = Inbox<u32, Vec<u32>>;
@@ -313,7 +347,7 @@ mod tests {
 
     #[test]
     fn messages_reach_a_resting_engine_through_the_pool_in_order() {
-        let inbox = Counter::start(1, count_messages, || 0);
+        let inbox = Counter::start(1, count_messages, || 0, TEST_STACK);
         for message in 2..=100 {
             inbox.post(message);
         }
@@ -343,7 +377,7 @@ mod tests {
     #[test]
     fn a_waiting_thread_is_woken_by_a_message_and_the_deadline_ends_the_wait() {
         let (first, _) = mpsc::channel();
-        let inbox = Inbox::start(first, held_forever, || mpsc::channel().0);
+        let inbox = Inbox::start(first, held_forever, || mpsc::channel().0, TEST_STACK);
         while inbox.has_mail() {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -363,7 +397,7 @@ mod tests {
 
     #[test]
     fn a_timer_delivers_the_wake_message_once_and_earlier_deadlines_replace_later_ones() {
-        let inbox = Counter::start(1, count_messages, || 7);
+        let inbox = Counter::start(1, count_messages, || 7, TEST_STACK);
         let now = Instant::now();
         inbox.wake_at(now + Duration::from_millis(60));
         inbox.wake_at(now + Duration::from_millis(20));
@@ -387,7 +421,7 @@ mod tests {
     #[test]
     fn a_closed_inbox_drops_what_it_holds_and_what_comes_later() {
         let (first, _) = mpsc::channel();
-        let inbox = Inbox::start(first, held_forever, || mpsc::channel().0);
+        let inbox = Inbox::start(first, held_forever, || mpsc::channel().0, TEST_STACK);
         let (reply, answered) = mpsc::channel::<()>();
         inbox.close();
         inbox.post(reply);

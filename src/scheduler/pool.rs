@@ -6,11 +6,15 @@
 //! asynchronous tool gives its thread back the same way, and is queued again when the answer (or
 //! its deadline, through [`wake_at`]) arrives.
 //!
-//! Scheduling is first come, first served: a queued executor is taken by the next thread that is
-//! free, and an executor with more work queued behind a finished run goes to the back of the
-//! queue when others wait. A run keeps its thread only while it computes (or waits for a
-//! synchronous tool), and never past its deadline, so one spinning guest holds one thread for at
-//! most its `timeoutMs`.
+//! Every serving runs on a coroutine of its own (`slice.rs`), so a run keeps its thread for
+//! one time slice at a time: once it has computed for a [`slice::slice`] while others wait, it
+//! is suspended at its next interrupt poll and queued again, and resumes later, on whichever
+//! thread is free, where it stopped. Which job a free thread takes is the fair order of
+//! `fair.rs`: the least thread time used first, a newcomer or a run whose tool just answered
+//! ahead of jobs that have been computing, a suspended run whose deadline has passed (or that
+//! was aborted, or whose executor is being cleaned up) before all of them. A trivial run among
+//! spinners therefore waits about one slice for a thread, whatever the number of spinners, and
+//! spinners share the threads evenly.
 //!
 //! Threads start on demand, up to the configured size (default: the machine's cores; the
 //! `SES_EXECUTOR_THREADS` environment variable when the pool starts, or [`set_threads`] at any
@@ -26,26 +30,19 @@
 //! processor over. Free threads take a job only while fewer than the size compute; a thread
 //! beyond the size exits once it has been idle for [`EXTRA_IDLE`].
 
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
+use super::fair::{RunQueue, Runnable};
+use super::job::Job;
+use super::slice::{self, Ran};
 use super::spin::Spin;
 use super::stack;
-
-/// Work the pool runs: an executor's inbox with messages to serve.
-pub(crate) trait Job: Send + Sync + 'static {
-    /// Serves the job on the calling pool thread.
-    fn serve(self: Arc<Self>);
-    /// The pool cannot run the job (no thread could be started): it must answer its messages
-    /// with a failure rather than leave them waiting.
-    fn abandon(self: Arc<Self>);
-    /// A timer set with [`wake_at`] for `at` fired.
-    fn timer(self: Arc<Self>, at: Instant);
-}
+use super::stack_pool;
 
 /// The environment variable that sizes the pool when it starts.
 pub const THREADS_VARIABLE: &str = "SES_EXECUTOR_THREADS";
@@ -117,7 +114,7 @@ impl Ord for Timer {
 }
 
 struct State {
-    jobs: VecDeque<Arc<dyn Job>>,
+    jobs: RunQueue,
     timers: BinaryHeap<Timer>,
     timer_order: u64,
     /// Sleeping threads, by number, the most recently asleep last (woken first: its stack and
@@ -141,6 +138,8 @@ struct Pool {
     state: Mutex<State>,
     /// `state.jobs.len()`, readable without the lock by polling threads.
     queued: AtomicUsize,
+    /// Jobs suspended at the end of a slice and not resumed yet.
+    suspended: AtomicUsize,
 }
 
 /// Figures about the pool.
@@ -154,15 +153,20 @@ pub struct PoolStats {
     pub busy: usize,
     /// Of those, threads waiting for Node's thread (a synchronous tool call).
     pub blocked: usize,
-    /// Executors waiting for a thread.
+    /// Executors waiting for a thread (those suspended at the end of a slice included).
     pub queued: usize,
+    /// Of those, runs suspended at the end of a slice, each holding its coroutine stack.
+    pub suspended: usize,
+    /// Coroutine stacks that exist: one per serving or suspended run, and the free ones kept
+    /// for reuse.
+    pub stacks: usize,
 }
 
 fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(|| Pool {
         state: Mutex::new(State {
-            jobs: VecDeque::new(),
+            jobs: RunQueue::default(),
             timers: BinaryHeap::new(),
             timer_order: 0,
             sleeping: Vec::new(),
@@ -174,6 +178,7 @@ fn pool() -> &'static Pool {
             next_number: 0,
         }),
         queued: AtomicUsize::new(0),
+        suspended: AtomicUsize::new(0),
     })
 }
 
@@ -216,11 +221,17 @@ impl Pool {
 pub(crate) fn schedule(job: Arc<dyn Job>) {
     let pool = pool();
     let mut state = pool.lock();
-    state.jobs.push_back(job);
+    state.jobs.push(Runnable::Fresh(job));
     pool.queued.store(state.jobs.len(), Ordering::Release);
     if state.jobs.len() > state.spinning && state.may_take() {
         wake_or_start(pool, state);
     }
+}
+
+/// Something `job` must answer at once arrived (an abort, a shutdown): if it is suspended at
+/// the end of a slice, it is resumed before the jobs that wait their turn.
+pub(crate) fn hurry(job: &Arc<dyn Job>) {
+    pool().lock().jobs.hurry(job);
 }
 
 /// The calling pool thread waits for Node's thread (a synchronous tool call) and computes
@@ -327,6 +338,8 @@ pub fn stats() -> PoolStats {
         busy: state.busy,
         blocked: state.blocked,
         queued: state.jobs.len(),
+        suspended: pool().suspended.load(Ordering::Relaxed),
+        stacks: stack_pool::mapped(),
     }
 }
 
@@ -339,9 +352,10 @@ fn wake_or_start(pool: &Pool, mut state: MutexGuard<'_, State>) {
         return;
     }
     if state.threads == 0 {
-        // No thread runs and none can be started: nothing would ever serve the queue.
-        let abandoned: Vec<_> = state.jobs.drain(..).collect();
-        pool.queued.store(0, Ordering::Release);
+        // No thread runs and none can be started: nothing would ever serve the queue. (A
+        // suspended job stays: it is resumed, never abandoned, and the next thread takes it.)
+        let abandoned = state.jobs.drain_fresh();
+        pool.queued.store(state.jobs.len(), Ordering::Release);
         drop(state);
         for job in abandoned {
             job.abandon();
@@ -388,18 +402,40 @@ fn thread_main(number: usize) {
             state.threads -= 1;
             return;
         }
-        if let Some(job) = state.may_take().then(|| state.jobs.pop_front()).flatten() {
+        let now = Instant::now();
+        if let Some(runnable) = state.may_take().then(|| state.jobs.pop(now)).flatten() {
             pool.queued.store(state.jobs.len(), Ordering::Release);
             state.busy += 1;
             drop(state);
-            // A job catches its own panics (it must answer its messages); this keeps the
-            // thread alive whatever happens.
+            if matches!(runnable, Runnable::Suspended(_)) {
+                pool.suspended.fetch_sub(1, Ordering::Relaxed);
+            }
+            // A job catches its own panics (it must answer its messages), inside its coroutine;
+            // this keeps the thread alive whatever else happens.
             SERVING.set(true);
-            let _ = catch_unwind(AssertUnwindSafe(|| job.serve()));
+            let ran = catch_unwind(AssertUnwindSafe(|| match runnable {
+                Runnable::Fresh(job) => slice::start(job, &pool.queued),
+                Runnable::Suspended(task) => slice::resume(task, &pool.queued),
+            }));
             SERVING.set(false);
+            let used = now.elapsed();
             just_served = true;
             state = pool.lock();
             state.busy -= 1;
+            // A turn counts at most one slice: the time is the wall clock's, and a thread the
+            // kernel set aside meanwhile (a busy machine) must not push a short run behind a
+            // whole round of spinners.
+            let used = used.min(slice::slice());
+            match ran {
+                Ok(Ran::Finished(job)) => job.account().charge(used),
+                Ok(Ran::Suspended(task)) => {
+                    task.job().account().charge(used);
+                    pool.suspended.fetch_add(1, Ordering::Relaxed);
+                    state.jobs.push(Runnable::Suspended(task));
+                    pool.queued.store(state.jobs.len(), Ordering::Release);
+                }
+                Err(_) => {}
+            }
             continue;
         }
         if just_served {
@@ -426,6 +462,7 @@ fn thread_main(number: usize) {
         // Pages a deep run touched below the usual depth go back to the system while the
         // thread has nothing to do.
         stack.release_deep_pages();
+        stack_pool::release_deep_pages();
         match wake_at {
             Some(at) => std::thread::park_timeout(at.saturating_duration_since(Instant::now())),
             None => std::thread::park(),
@@ -444,12 +481,14 @@ fn thread_main(number: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheduler::job::Account;
     use std::sync::mpsc;
 
     struct Probe {
         served: mpsc::Sender<(String, std::thread::ThreadId)>,
         name: String,
         hold: Duration,
+        account: Account,
     }
 
     impl Job for Probe {
@@ -467,6 +506,14 @@ mod tests {
                 format!("{} at {at:?}", self.name),
                 std::thread::current().id(),
             ));
+        }
+
+        fn stack_bytes(&self) -> usize {
+            64 * 1024
+        }
+
+        fn account(&self) -> &Account {
+            &self.account
         }
     }
 
@@ -489,6 +536,7 @@ mod tests {
                 served: served.clone(),
                 name: name.into(),
                 hold: Duration::ZERO,
+                account: Account::default(),
             }));
         }
         let mut names: Vec<String> = (0..3)
@@ -503,6 +551,7 @@ mod tests {
             served,
             name: "timer".into(),
             hold: Duration::ZERO,
+            account: Account::default(),
         });
         wake_at(due, Arc::downgrade(&probe));
         let (fired, _) = results.recv_timeout(Duration::from_secs(10)).unwrap();
@@ -513,6 +562,7 @@ mod tests {
             served: mpsc::channel().0,
             name: "gone".into(),
             hold: Duration::ZERO,
+            account: Account::default(),
         });
         wake_at(start, Arc::downgrade(&gone));
         drop(gone);

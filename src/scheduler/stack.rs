@@ -95,7 +95,7 @@ fn page_size() -> usize {
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn release(range: &std::ops::Range<usize>) {
+pub(super) fn release(range: &std::ops::Range<usize>) {
     if range.is_empty() {
         return;
     }
@@ -111,7 +111,7 @@ fn release(range: &std::ops::Range<usize>) {
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn release(_range: &std::ops::Range<usize>) {}
+pub(super) fn release(_range: &std::ops::Range<usize>) {}
 
 #[cfg(test)]
 mod tests {

@@ -19,6 +19,7 @@ use crate::engine::run::state::RunState;
 use crate::engine::values::convert::from_value;
 use crate::modules::{bridged_name, is_authorized, not_allowed_message, ModuleExport, ModuleSpec};
 use crate::program::prepare_module_safely;
+use crate::scheduler::slice;
 use crate::scheduler::stack::PROGRAM_STACK_BYTES;
 
 /// The name of the error a refused import throws; the engine reports it as
@@ -84,14 +85,17 @@ impl Loader for SandboxLoader {
     ) -> Result<Module<'js, Declared>> {
         let source = match self.0.allowed(ctx, name)? {
             ModuleSpec::Source(code) => {
-                prepare_module_safely(code, PROGRAM_STACK_BYTES).map_err(|diagnostics| {
-                    let listing: Vec<String> = diagnostics.iter().map(|d| d.summary()).collect();
-                    throw(
-                        ctx,
-                        "SyntaxError",
-                        &format!("module '{name}' cannot be loaded: {}", listing.join("; ")),
-                    )
-                })?
+                // On the pool thread's own stack: a run's coroutine stack is sized for QuickJS.
+                slice::on_thread_stack(|| prepare_module_safely(code, PROGRAM_STACK_BYTES))
+                    .map_err(|diagnostics| {
+                        let listing: Vec<String> =
+                            diagnostics.iter().map(|d| d.summary()).collect();
+                        throw(
+                            ctx,
+                            "SyntaxError",
+                            &format!("module '{name}' cannot be loaded: {}", listing.join("; ")),
+                        )
+                    })?
             }
             ModuleSpec::Object(exports) => object_module_source(name, exports),
         };

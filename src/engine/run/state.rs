@@ -6,7 +6,7 @@
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::recorder::Recorder;
 use crate::engine::host::Host;
@@ -15,6 +15,7 @@ use crate::engine::realm::console::LogBuffer;
 use crate::engine::session::Tape;
 use crate::engine::RunAbort;
 use crate::options::LogLevel;
+use crate::scheduler::slice;
 use crate::session::PausedCall;
 use crate::trace::{ToolOutcome, TraceKind};
 use crate::value::Value;
@@ -94,6 +95,9 @@ pub struct RunState {
     pub tape: Tape,
     /// The call the run paused at, once a tool asked it to pause.
     pub paused: RefCell<Option<PauseSite>>,
+    /// Time the current run spent without a thread since the engine took it up: suspended at
+    /// the end of a time slice, or waiting off the thread for a tool or a timer.
+    away: Cell<Duration>,
 }
 
 impl RunState {
@@ -115,6 +119,7 @@ impl RunState {
             max_value_bytes: Cell::new(crate::options::DEFAULT_MAX_VALUE_BYTES),
             tape,
             paused: RefCell::new(None),
+            away: Cell::new(Duration::ZERO),
         }
     }
 
@@ -128,6 +133,17 @@ impl RunState {
         *self.final_answer.borrow_mut() = None;
         *self.logs.borrow_mut() = logs;
         *self.abort.borrow_mut() = Some(abort);
+        self.away.set(Duration::ZERO);
+    }
+
+    /// Counts time the run spent without a thread.
+    pub fn away_for(&self, time: Duration) {
+        self.away.set(self.away.get() + time);
+    }
+
+    /// Time the run spent without a thread so far.
+    pub fn away(&self) -> Duration {
+        self.away.get()
     }
 
     /// Clears the deadline and abort handle once the run is over, so nothing is interrupted
@@ -226,8 +242,25 @@ impl RunState {
         self.loop_guard.count()
     }
 
-    /// QuickJS's interrupt handler: polled every few thousand operations, it ends user code
-    /// that must stop, including code no guard counts (recursion, regexes, swallowed signals).
+    /// QuickJS's interrupt handler, polled every few thousand operations: whether user code
+    /// must stop, and otherwise the time slice (once the run has computed for one while other
+    /// runs wait for a thread, it is suspended here and resumed later, on any pool thread,
+    /// exactly here: `scheduler::slice`). A run that must stop never gives its thread up first;
+    /// one resumed after its deadline, an abort or a shutdown stops at once.
+    pub fn interrupt_poll(&self) -> bool {
+        if self.should_interrupt() {
+            return true;
+        }
+        let away = slice::yield_if_due(self.deadline.get());
+        if away.is_zero() {
+            return false;
+        }
+        self.away_for(away);
+        self.should_interrupt()
+    }
+
+    /// Whether user code must stop: it ends code no guard counts (recursion, regexes,
+    /// swallowed signals) at the deadline, on an abort or a shutdown.
     pub fn should_interrupt(&self) -> bool {
         if self.shutdown.load(Ordering::Relaxed) {
             self.stop_with(Stop::Shutdown);

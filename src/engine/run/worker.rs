@@ -42,8 +42,8 @@ use crate::engine::{
 };
 use crate::program::{self, PreparedProgram, ProgramContext};
 use crate::scheduler::inbox::{Closed, Next};
-use crate::scheduler::pool;
 use crate::scheduler::stack::{self, PROGRAM_STACK_BYTES};
+use crate::scheduler::{pool, slice};
 use crate::session::{Origin, RunRecord, SnapshotError, SnapshotProblem, Step, Terms};
 use crate::value::Value;
 
@@ -56,6 +56,8 @@ const MAX_JOBS_AFTER_STOP: usize = 10_000;
 
 /// A run that gave its thread up while it waits for a tool.
 struct InFlight {
+    /// When it gave the thread up: the time until it resumes is not its CPU time.
+    left: Instant,
     /// The script's promise, kept in the runtime.
     promise: Persistent<Promise<'static>>,
     /// The heap's refused allocations when the run began (see [`refused_allocations`]).
@@ -66,6 +68,8 @@ struct InFlight {
     input_bound: bool,
     reply: oneshot::Sender<RunReport>,
     started: Instant,
+    /// When the engine took the run up.
+    taken_up: Instant,
 }
 
 /// The engine and what it owns. Fields drop in order: everything that holds QuickJS values
@@ -91,6 +95,9 @@ struct Worker {
     config: EngineConfig,
     /// Set once a run paused: the runtime is dropped (the paused run is resumed by replay).
     gone: bool,
+    /// When the last run was answered: a run queued behind it (`runConcurrency: "queue"`)
+    /// starts its deadline no earlier.
+    last_answered: Option<Instant>,
     _runtime: Runtime,
 }
 
@@ -137,6 +144,15 @@ pub(crate) struct Resting(Box<Worker>);
 // either); its one tie to a thread, the stack top it measures recursion from, is reset by
 // `Worker::enter` each time a thread takes the worker up.
 unsafe impl Send for Resting {}
+
+/// The stack depth QuickJS checks an engine's runs against (`maxStackBytes`, within the bounds
+/// every engine is held to): the pool sizes the coroutine stack its runs compute on from it.
+pub(crate) fn checked_stack_bytes(config: &EngineConfig) -> usize {
+    config
+        .options
+        .max_stack_bytes
+        .clamp(crate::options::MIN_STACK_BYTES, stack::MAX_STACK_BYTES)
+}
 
 /// Serves an engine's inbox on the calling pool thread until the engine rests, is handed to
 /// others, or is gone.
@@ -268,6 +284,7 @@ impl Worker {
             terms,
             config: kept,
             gone: false,
+            last_answered: None,
             _runtime: runtime,
         }))
     }
@@ -354,7 +371,12 @@ impl Worker {
         reply: oneshot::Sender<RunReport>,
         replay: Option<(RunRecord, Option<ToolResult>)>,
     ) {
-        let started = Instant::now();
+        let taken_up = Instant::now();
+        // The deadline counts from the call, waits for a thread included, or from the end of
+        // the run it was queued behind on this executor (docs/limits-and-errors.md).
+        let started = self.last_answered.map_or(request.called_at, |answered| {
+            answered.max(request.called_at)
+        });
         request.abort.mark_started(started);
         *self.state.trace.borrow_mut() =
             Recorder::start(&request.trace, started, request.code.len());
@@ -363,6 +385,7 @@ impl Worker {
             self.state.tape.begin_replay(record, resumption);
         }
         let tape = &self.state.tape;
+        let deadline = started + Duration::from_millis(request.timeout_ms);
         let refuse = |error: EngineError, dirty: bool| {
             // A recorded run ran: refused now, the replay has gone another way.
             let error = if replaying {
@@ -379,23 +402,41 @@ impl Worker {
             report.trace = self.state.trace.take().map(Recorder::finish);
             report
         };
-        if request.abort.is_aborted() {
-            let _ = reply.send(refuse(EngineError::Aborted { started: false }, self.dirty));
+        let refused = if request.abort.is_aborted() {
+            Some(refuse(EngineError::Aborted { started: false }, self.dirty))
+        } else if self.dirty {
+            Some(refuse(EngineError::Dirty, true))
+        } else if taken_up >= deadline {
+            // Its whole time went by before any of its code could run: nothing ran, so the
+            // context is as it was.
+            Some(refuse(
+                EngineError::Timeout {
+                    timeout_ms: request.timeout_ms,
+                },
+                false,
+            ))
+        } else {
+            None
+        };
+        if let Some(report) = refused {
+            self.last_answered = Some(Instant::now());
+            let _ = reply.send(report);
             return;
         }
-        if self.dirty {
-            let _ = reply.send(refuse(EngineError::Dirty, true));
-            return;
-        }
-        let program =
-            program::prepare_safely(&request.code, &self.program_context, PROGRAM_STACK_BYTES);
+        // On the pool thread's own stack: this coroutine's stack is sized for QuickJS.
+        let context = &self.program_context;
+        let program = slice::on_thread_stack(|| {
+            program::prepare_safely(&request.code, context, PROGRAM_STACK_BYTES)
+        });
         if program.is_blocked() {
             let _ = reply.send(refuse(EngineError::Invalid(program.diagnostics), false));
+            self.last_answered = Some(Instant::now());
             return;
         }
         if let Some(value) = &request.input {
             if let Err(message) = self.context.with(|ctx| input::bind(&ctx, value)) {
                 let _ = reply.send(refuse(EngineError::Endowment(message), false));
+                self.last_answered = Some(Instant::now());
                 return;
             }
         }
@@ -410,7 +451,6 @@ impl Worker {
         if let Some(recorder) = self.state.trace.borrow_mut().as_mut() {
             recorder.set_positions(program.positions.clone());
         }
-        let deadline = started + Duration::from_millis(request.timeout_ms);
         self.state.begin(
             request.max_operations,
             deadline,
@@ -438,9 +478,10 @@ impl Worker {
             }
         });
         match progress {
-            Ok(concluded) => self.answer(inbox, concluded, &program, reply, started),
+            Ok(concluded) => self.answer(inbox, concluded, &program, reply, (started, taken_up)),
             Err((promise, refused)) => {
                 self.in_flight = Some(InFlight {
+                    left: Instant::now(),
                     promise,
                     refused,
                     program,
@@ -448,6 +489,7 @@ impl Worker {
                     input_bound,
                     reply,
                     started,
+                    taken_up,
                 });
                 self.wait_off_thread(inbox);
             }
@@ -456,9 +498,10 @@ impl Worker {
 
     /// Drives the in-flight run on: it settles, or waits again.
     fn resume(&mut self, inbox: &Arc<EngineInbox>) {
-        let Some(in_flight) = self.in_flight.take() else {
+        let Some(mut in_flight) = self.in_flight.take() else {
             return;
         };
+        self.state.away_for(in_flight.left.elapsed());
         let (state, bridge, timers) = (&self.state, &self.bridge, self.timers.as_deref());
         let progress = self.context.with(|ctx| {
             let promise = match in_flight.promise.clone().restore(&ctx) {
@@ -499,9 +542,10 @@ impl Worker {
                 concluded,
                 &in_flight.program,
                 in_flight.reply,
-                in_flight.started,
+                (in_flight.started, in_flight.taken_up),
             ),
             Err(()) => {
+                in_flight.left = Instant::now();
                 self.in_flight = Some(in_flight);
                 self.wait_off_thread(inbox);
             }
@@ -519,14 +563,15 @@ impl Worker {
     }
 
     /// Ends the run and answers it. What arrived during the run and was set aside comes next,
-    /// before newer messages.
+    /// before newer messages. `started` is when its deadline began, `taken_up` when the
+    /// engine took it up.
     fn answer(
         &mut self,
         inbox: &EngineInbox,
         (mut result, dirty): (Result<Completion, EngineError>, bool),
         program: &PreparedProgram,
         reply: oneshot::Sender<RunReport>,
-        started: Instant,
+        (started, taken_up): (Instant, Instant),
     ) {
         let diagnostics = program.diagnostics.clone();
         let paused = self.state.paused.borrow_mut().take();
@@ -540,6 +585,7 @@ impl Worker {
         };
         let (tool_calls, tool_time) = self.bridge.end_run();
         let timers_cancelled = self.timers.as_ref().map(|timers| timers.cancel_all());
+        let cpu_time = taken_up.elapsed().saturating_sub(self.state.away());
         self.state.end();
         let paused = match paused {
             Some((mut call, site)) => {
@@ -569,6 +615,7 @@ impl Worker {
             trace: self.state.trace.take().map(Recorder::finish),
             stats: RunStats {
                 wall_time: started.elapsed(),
+                cpu_time,
                 tool_time,
                 tool_calls,
                 operations: self.state.operations(),
@@ -588,6 +635,7 @@ impl Worker {
         } else {
             inbox.put_back(set_aside.into_iter());
         }
+        self.last_answered = Some(Instant::now());
         let _ = reply.send(report);
     }
 }
@@ -612,14 +660,9 @@ fn build(
     // which QuickJS (and rquickjs, for anything past that ceiling) takes as "no limit": an engine
     // built by other means is held to the same bounds, so no value can let recursion run off the
     // thread's stack.
-    runtime.set_max_stack_size(
-        config
-            .options
-            .max_stack_bytes
-            .clamp(crate::options::MIN_STACK_BYTES, stack::MAX_STACK_BYTES),
-    );
+    runtime.set_max_stack_size(checked_stack_bytes(&config));
     let interrupt_state = Rc::clone(state);
-    runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.should_interrupt())));
+    runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.interrupt_poll())));
     let (max_canvas_size, memory_limit) = (
         config.options.max_canvas_size,
         config.options.memory_limit_bytes,

@@ -34,8 +34,7 @@ fn stops_at_the_deadline(setup: &str, call: &str) {
         assert!(report.result.is_ok(), "setup: {:?}", report.result);
     }
     let report = run_on(&engine, call, &options(TIMEOUT_MS));
-    // From when a pool thread took the run up, where its deadline counts from: tests run in
-    // parallel on a pool as large as the cores, so the run may first wait for a thread.
+    // From the call, where its deadline counts from (waits for a thread included).
     let took = report.stats.wall_time;
     assert_eq!(
         report.result.as_ref().map(|_| ()),

@@ -12,6 +12,7 @@ mod loop_guard;
 mod oom;
 mod regexp;
 mod semantics;
+mod slices;
 
 use std::time::Duration;
 use std::time::Instant;
