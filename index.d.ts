@@ -21,6 +21,12 @@ export interface CodeAgentSetupOptions {
   executorOptions?: ExecutorOptions
   /** The fences around the model's code, `[opening, closing]`; default ``["```js", "```"]``. */
   codeBlockTags?: [string, string]
+  /**
+   * A snapshot (`executor.snapshot()`) of an earlier conversation's executor: the executor is
+   * `SESExecutor.restore(snapshot, executorOptions)`, so the conversation goes on with the
+   * variables and functions its code defined, in this process or another.
+   */
+  snapshot?: Uint8Array
 }
 
 /**

@@ -277,7 +277,8 @@ describe('snapshots are untrusted input', () => {
 
   it('a restore under other options the state depends on is refused; limits hold during the replay', async () => {
     const executor = track(await SESExecutor.create({ maxOperations: 100_000 }))
-    await executor.run('let s = 0; for (let i = 0; i < 50000; i++) s += i')
+    // A function the session made keeps its state from a checkpoint: its runs are replayed.
+    await executor.run('function kept() {} let s = 0; for (let i = 0; i < 50000; i++) s += i')
     const snapshot = await executor.snapshot()
     const refused = await rejectionOf(SESExecutor.restore(snapshot, { timers: true }))
     expect(refused.details).toMatchObject({ reason: 'options', limit: 'timers' })
@@ -398,7 +399,26 @@ describe('round trip, property', () => {
           await executor.cleanup()
         }
       }),
-      { numRuns: 25 },
+      // SESSION_PROPERTY_RUNS=500 for a longer search.
+      { numRuns: Number(process.env.SESSION_PROPERTY_RUNS ?? 25) },
     )
-  }, 120_000)
+  }, 1_800_000)
+})
+
+describe('a CodeAgent conversation through codeAgentSetup', () => {
+  it('is interrupted between steps and continued, each step in a fresh process', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'ses-agent-'))
+    const file = path.join(directory, 'conversation.json')
+    await writeFile(file, JSON.stringify({ messages: [{ role: 'user', content: 'What do 12 apples and 4 pears cost?' }], state: {} }))
+    const steps = []
+    for (let step = 0; step < 3; step++) {
+      const { stdout } = await promisify(execFile)(process.execPath, [path.join(__dirname, 'fixtures', 'code-agent-step.mjs'), file])
+      steps.push(JSON.parse(stdout))
+    }
+    expect(steps).toEqual([
+      { calls: 1, logs: '0.5' },
+      { calls: 1, logs: '9' },
+      { calls: 0, answer: '12 apples and 4 pears cost 9 EUR', logs: '' },
+    ])
+  }, 60_000)
 })

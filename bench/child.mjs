@@ -28,6 +28,8 @@ import {
   W9_JS,
   W9_PY,
   W9_VARIABLES,
+  W14_HELPER,
+  W14_STEPS,
   guest,
   makeTools,
 } from './workloads.mjs'
@@ -273,6 +275,34 @@ const workloads = {
     }
   },
 
+  async W14() {
+    // Durable sessions: the W9 agent session snapshotted and restored after 20 and 200 steps,
+    // and a session a checkpoint cannot hold (the agent defined a function), restored by
+    // replaying its journal.
+    const code = peer.language === 'py' ? W9_PY : W9_JS
+    const steps = quick ? [2, 4] : W14_STEPS
+    const made = { executor: await create(), steps: 0 }
+    const checkpointed = {}
+    for (const target of steps) {
+      while (made.steps < target) {
+        const result = await made.executor.agentStep(W9_VARIABLES, code)
+        check('W14', result.answer?.answer, W9_ANSWER)
+        made.steps += 1
+      }
+      checkpointed[target] = await sessionFigures(made)
+    }
+    await made.executor.dispose()
+    const replayed = { executor: await create(), steps: 0 }
+    await replayed.executor.run(W14_HELPER, 'sync')
+    while (replayed.steps < steps[0]) {
+      await replayed.executor.agentStep(W9_VARIABLES, code)
+      replayed.steps += 1
+    }
+    const journal = await sessionFigures(replayed)
+    await replayed.executor.dispose()
+    return { unit: 'ms', checkpointed, journal }
+  },
+
   W15: () => w15(),
 
   async W12() {
@@ -376,6 +406,36 @@ const workloads = {
     }
     return result
   },
+}
+
+/**
+ * W14's figures for one session: snapshot time and size, restore time (a fresh executor with the
+ * session, its tools sent again), and a check that the restored session has the answer.
+ */
+async function sessionFigures(made) {
+  const { sessions } = adapter
+  const snapshot = await sessions.snapshot(made.executor)
+  const samples = { budgetMs: quick ? 0 : 2_000, minSamples: quick ? 2 : 20, maxSamples: quick ? 2 : 2_000 }
+  const snapshotMs = await timeTask('W14 snapshot', () => sessions.snapshot(made.executor), { ...samples, scale: 1 })
+  let restored = []
+  const restoreMs = await timeTask(
+    'W14 restore',
+    async () => restored.push(await sessions.restore(snapshot, { tools: makeTools(), timeoutMs: NO_DEADLINE })),
+    {
+      ...samples,
+      scale: 1,
+      hooks: {
+        afterEach: async () => {
+          await Promise.all(restored.map((executor) => executor.dispose()))
+          restored = []
+        },
+      },
+    },
+  )
+  const again = await sessions.restore(snapshot, { tools: makeTools(), timeoutMs: NO_DEADLINE })
+  check('W14', await again.run('doubled', 'sync'), W9_ANSWER)
+  await again.dispose()
+  return { steps: made.steps, bytes: snapshot.length, snapshotMs, restoreMs }
 }
 
 /** The value at quantile `q` of `values` (nearest rank). */
@@ -501,18 +561,21 @@ try {
 }
 
 const skipInQuick = heavy && quick ? ['W7', 'W10', 'W11', 'W12', 'W13'] : []
+/** W14 for a peer whose adapter has no `sessions` (snapshot and restore of a live executor). */
+const NO_SESSIONS = 'no snapshot and restore of a live executor in this adapter'
 // W11 and W15 last: thousands of executors created and disposed move the allocator and GC state
 // that every other workload would then run in (run.mjs gives each a process of its own).
-const ORDER = ['W7', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W8', 'W9', 'W10', 'W12', 'W13', 'W11', 'W15']
+const ORDER = ['W7', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W8', 'W9', 'W10', 'W14', 'W12', 'W13', 'W11', 'W15']
 for (const name of ORDER.filter((name) => (!only || only.includes(name)) && !except.includes(name))) {
   const workload = workloads[name]
   if (skipInQuick.includes(name)) {
     out.workloads[name] = { unsupported: 'not run with --quick: each executor takes seconds to create' }
     continue
   }
-  if (unsupported[name]) {
-    out.workloads[name] = { unsupported: unsupported[name] }
-    log(`${name}: not measured: ${unsupported[name]}`)
+  const reason = unsupported[name] ?? (name === 'W14' && !adapter.sessions ? NO_SESSIONS : undefined)
+  if (reason) {
+    out.workloads[name] = { unsupported: reason }
+    log(`${name}: not measured: ${reason}`)
     continue
   }
   gc()

@@ -1,7 +1,7 @@
 // bench/RESULTS.md from the results of one `npm run bench`.
 
 const OURS = 'ses-executor'
-const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10', 'W11', 'W12', 'W13', 'W15']
+const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10', 'W11', 'W12', 'W13', 'W14', 'W15']
 
 const DEFINITIONS = {
   W1: 'create: a new executor ready to run, tools installed (one-time global setup excluded)',
@@ -17,6 +17,7 @@ const DEFINITIONS = {
   W11: 'many live executors: 10,000 created (fewer where noted), each runs `1 + 1`; RSS and OS threads with all live',
   W12: 'throughput of W9 on 1,000 executors at once, relative to one executor running it alone ("in turn": relative to the same 1,000 executors stepping one at a time, alternating with the rounds at once, where every heap is as cold in the caches as at once)',
   W13: 'a probe among spinners: K executors compute without pause (K = 4 × cores, and 100) while a probe executor runs `1 + 1` every 20 ms for 3 s, from 1 s after the spinners started; the probe\'s p50 / p99 latency, and how fairly the spinners shared the CPU (the most CPU time one spinner got over the least)',
+  W14: 'durable sessions: the W9 session after 20 and 200 steps, `snapshot()` (median ms), `restore` into a fresh executor with its tools sent again (median ms) and the snapshot\'s size; "journal": a 20-step session whose agent defined a function, which no checkpoint holds, restored by replaying its runs',
   W15: 'hibernated sessions: 100,000 sessions that each ran W9 once, kept by a session pool of 1,000 live executors over an in-memory store (compressed); RSS with all held, store bytes per session, and a W9 step on a hibernated session (restored; another hibernated to make room) against one on a live session: p50 / p99',
 }
 
@@ -37,10 +38,20 @@ export function quantity(value, unit) {
   return `${num(value)} ${unit}`
 }
 
+/** W14's figures for one session: snapshot and restore medians, and the snapshot's size. */
+function session(figures) {
+  return `${num(figures.snapshotMs.median)} / ${num(figures.restoreMs.median)} ms, ${quantity(figures.bytes / 1024, 'KiB')}`
+}
+
 function cell(workload) {
   if (!workload) return '–'
   if (workload.unsupported) return 'n/a¹'
   if (workload.error) return 'failed²'
+  if (workload.checkpointed) {
+    const steps = Object.entries(workload.checkpointed).map(([n, figures]) => `${n}: ${session(figures)}`)
+    const journal = workload.journal ? [`journal ${workload.journal.steps}: ${session(workload.journal)}`] : []
+    return [...steps, ...journal].join('; ')
+  }
   if (workload.probe) {
     return Object.entries(workload.probe)
       .map(([k, p]) => `${k}: ${num(p.p50)} / ${num(p.p99)} ms, fair ${num(workload.fairness[k])}×`)
@@ -195,6 +206,18 @@ function targets(results) {
       best ? `${cell(best.workloads.W12)} (${best.peer.id})` : '–',
       verdict(rel == null ? null : rel >= 0.8 * cores),
     ])
+  }
+  // Durable sessions (W14): the W9 session after 20 and 200 steps.
+  {
+    const w14 = ours?.workloads?.W14?.checkpointed
+    const [few, many] = Object.values(w14 ?? {})
+    const row = (label, figures, value, limit, shown) =>
+      rows.push([label, figures ? shown(value(figures)) : '–', '–', verdict(figures ? value(figures) <= limit : null)])
+    const ms = (value) => `${num(value)} ms`
+    row('W14 snapshot ≤ 2 ms (median, 20 steps)', few, (f) => f.snapshotMs.median, 2, ms)
+    row('W14 restore ≤ 5 ms (median, 20 steps)', few, (f) => f.restoreMs.median, 5, ms)
+    row('W14 restore ≤ 20 ms (median, 200 steps)', many, (f) => f.restoreMs.median, 20, ms)
+    row('W14 snapshot ≤ 64 KiB (20 steps)', few, (f) => f.bytes / 1024, 64, (kib) => quantity(kib, 'KiB'))
   }
   // Many sessions on few live executors.
   {

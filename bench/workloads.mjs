@@ -220,3 +220,13 @@ final_answer({"answer": doubled, "summary": summary, "sources": [hit["url"] for 
 
 /** What W9's final answer must be, whichever peer ran it. */
 export const W9_ANSWER = 1026000
+
+/** W14: the W9 session is snapshotted and restored after this many steps. */
+export const W14_STEPS = [20, 200]
+
+/**
+ * W14's session whose state a checkpoint cannot hold (the agent defined a function): it is
+ * restored by replaying its journal, which W14 measures beside the checkpoint.
+ */
+export const W14_HELPER = 'function pick(hits, n) { return hits.slice(0, n) }'
+

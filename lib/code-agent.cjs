@@ -31,6 +31,7 @@ async function codeAgentSetup(options = {}) {
   const tools = toolRecords(given('tools') ?? [])
   const executorOptions = given('executorOptions')
   const codeBlockTags = fences(given('codeBlockTags') ?? DEFAULT_CODE_BLOCK_TAGS)
+  const snapshot = given('snapshot')
 
   // No engine thread until init(): a tool the prompt cannot show (a name that is no
   // identifier) fails before one exists.
@@ -41,7 +42,10 @@ async function codeAgentSetup(options = {}) {
     '{{authorized_imports}}': importsLine(authorizedImportsOf(executor)),
   })
 
-  await executor.init()
+  // A conversation continued from a snapshot (in this process or another) takes its session
+  // back; the tools, which do not travel, are sent again.
+  if (snapshot === undefined) await executor.init()
+  else await executor.restore(snapshot)
   try {
     await executor.sendTools(tools.executor)
   } catch (error) {

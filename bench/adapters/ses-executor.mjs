@@ -28,9 +28,29 @@ export async function setup() {
 export async function create({ tools, timeoutMs }) {
   // maxOperations far above any workload: W5 and W6 loop millions of times, and W8 must
   // be stopped by the deadline, not the loop guard.
-  const executor = await SESExecutor.create({ maxOperations: 2 ** 40, timeoutMs })
+  const executor = await SESExecutor.create(options(timeoutMs))
+  return wrap(executor, tools)
+}
+
+function options(timeoutMs) {
+  return { maxOperations: 2 ** 40, timeoutMs }
+}
+
+/**
+ * W14: durable sessions. `snapshot()` of an executor made by `create`, and `restore(bytes)`,
+ * which gives an executor like `create`'s with the snapshot's session (the tools sent again).
+ */
+export const sessions = {
+  snapshot: (executor) => executor.snapshot(),
+  async restore(bytes, { tools, timeoutMs }) {
+    return wrap(await SESExecutor.restore(bytes, options(timeoutMs)), tools)
+  },
+}
+
+async function wrap(executor, tools) {
   await executor.sendTools(Object.fromEntries(Object.entries(tools).map(([k, t]) => [k, t.fn])))
   return {
+    snapshot: () => executor.snapshot(),
     async run(source, kind) {
       // Agent code has top-level await; `return await` hands back the async sources' value.
       const result = await executor.run(kind === 'async' ? `return await ${source}` : source)

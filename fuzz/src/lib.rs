@@ -9,9 +9,12 @@
 //! - [`values`]: arbitrary (also malformed) values copied into a sandbox and back.
 //! - [`options_tools`]: option values against the rules, and what a tool returns or throws,
 //!   with and without sandbox code rewiring the built-ins.
+//! - [`snapshot`]: snapshots and session payloads from untrusted bytes, opened, decoded and
+//!   restored.
 
 pub mod grammar;
 pub mod options_tools;
+pub mod snapshot;
 pub mod values;
 
 use oxc_allocator::Allocator;

@@ -91,6 +91,11 @@ impl<T> Settled<T> {
         }
     }
 
+    /// An outcome that changes no state: a call refused before it started.
+    pub fn refused(error: ExecutorError) -> Self {
+        Self::now(Err(error))
+    }
+
     /// Applies the state change and hands over the outcome.
     pub fn finish(self) -> Result<T, ExecutorError> {
         if let Some(transition) = self.transition {
@@ -462,7 +467,8 @@ impl Executor {
         let inner = Arc::clone(&self.inner);
         let abort = RunAbort::new();
         let request = RunRequest::new(String::new(), &self.options, abort.clone());
-        // Nothing of this executor runs ahead of a resumed run: its deadline counts from now.
+        // Nothing of the executor runs ahead of a resumed run: its deadline counts from the
+        // call, a replay of the run up to the paused call included.
         let called_at = request.called_at;
         let ending = RunEnding {
             inner: Arc::clone(&inner),
@@ -590,8 +596,7 @@ struct RunEnding {
 }
 
 impl RunEnding {
-    /// Waits for the run's report (or its deadline, counted from `started` when the run did
-    /// not start behind another) and settles its outcome.
+    /// `started`: when the run's deadline began, if no run of the executor is ahead of it.
     async fn finish(
         self,
         reply: tokio::sync::oneshot::Receiver<RunReport>,

@@ -30,7 +30,7 @@ use crate::diagnostic::Diagnostic;
 use crate::engine::host::{Host, ToolResult, ToolSpec};
 use crate::error::ExecutorError;
 use crate::executor::{
-    memory_freed, Executor, ExecutorState, RunAbort, RunOutput, RunStats, Tracing,
+    memory_freed, Executor, ExecutorState, RunAbort, RunOutput, RunStats, Settled, Tracing,
 };
 use crate::program::rules::code_non_empty;
 use crate::session::{SnapshotError, SnapshotProblem};
@@ -588,13 +588,14 @@ impl SesExecutor {
     pub fn restore<'env>(&self, env: &'env Env, snapshot: Unknown) -> Result<PromiseRaw<'env, ()>> {
         let bytes = snapshot_bytes(env, &snapshot);
         let restored = bytes.map(|bytes| self.executor.restore(bytes));
+        // The state changes as the promise settles, on Node's thread (`Settled`).
         settle(
             env,
             &self.node,
             async move {
                 match restored {
-                    Ok(restoring) => restoring.await.finish(),
-                    Err(error) => Err(error),
+                    Ok(restoring) => restoring.await,
+                    Err(error) => Settled::refused(error),
                 }
             },
             |_, ()| Ok(()),
@@ -626,8 +627,8 @@ impl SesExecutor {
             &self.node,
             async move {
                 match resumed {
-                    Ok(resuming) => resuming.await.finish(),
-                    Err(error) => Err(error),
+                    Ok(resuming) => resuming.await,
+                    Err(error) => Settled::refused(error),
                 }
             },
             |_, output| Ok(output.into()),

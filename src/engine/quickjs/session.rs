@@ -7,6 +7,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use rquickjs::{qjs, Ctx, Value};
 
+use super::reflect;
+
 /// What the session hook is asked about (`JS_SESSION_*` of the patch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(in crate::engine) enum ClockRead {
@@ -168,6 +170,11 @@ impl<'js> Atom<'js> {
 
     fn raw(&self) -> qjs::JSAtom {
         self.raw
+    }
+
+    /// Whether the key is an array index (QuickJS tags those in the atom itself).
+    pub(in crate::engine) fn is_index(&self) -> bool {
+        self.raw & reflect::ATOM_TAG_INT != 0
     }
 
     /// The atom's number: equal for the same key (the same symbol) while both are alive.

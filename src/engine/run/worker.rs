@@ -380,12 +380,12 @@ impl Worker {
         request.abort.mark_started(started);
         *self.state.trace.borrow_mut() =
             Recorder::start(&request.trace, started, request.code.len());
+        let deadline = started + Duration::from_millis(request.timeout_ms);
         let replaying = replay.is_some();
         if let Some((record, resumption)) = replay {
             self.state.tape.begin_replay(record, resumption);
         }
         let tape = &self.state.tape;
-        let deadline = started + Duration::from_millis(request.timeout_ms);
         let refuse = |error: EngineError, dirty: bool| {
             // A recorded run ran: refused now, the replay has gone another way.
             let error = if replaying {

@@ -418,10 +418,16 @@ impl<'a, 'js> Capture<'a, 'js> {
         };
         let extensible = raw::is_extensible(self.ctx, object)
             .ok_or("an object's extensibility cannot be read")?;
+        // A typed array's elements are its buffer's bytes, which the buffer keeps exactly (a
+        // NaN written back through an element could change its bits).
+        let elements = matches!(kind, Kind::TypedArray { .. });
         let mut properties = Vec::new();
         for atom in
             raw::own_keys(self.ctx, object, false).ok_or("an object's keys cannot be read")?
         {
+            if elements && atom.is_index() {
+                continue;
+            }
             let own = raw::own(self.ctx, object, &atom).ok_or("a property cannot be read")?;
             properties.push(self.property(&atom, own)?);
         }
@@ -846,7 +852,8 @@ fn value_of<'js>(
         Slot::Undefined => Ok(Value::new_undefined(ctx.clone())),
         Slot::Null => Ok(Value::new_null(ctx.clone())),
         Slot::Bool(bool) => Ok(Value::new_bool(ctx.clone(), *bool)),
-        Slot::Number(number) => Ok(Value::new_number(ctx.clone(), *number)),
+        // A float always: a whole number would become an int, and -0 lose its sign.
+        Slot::Number(number) => Ok(Value::new_float(ctx.clone(), *number)),
         Slot::BigInt(digits) => copied(Copy::BigInt(digits.clone())),
         Slot::String(text) => copied(Copy::String(text.clone())),
         Slot::Symbol(number) => symbols

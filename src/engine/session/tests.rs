@@ -512,6 +512,7 @@ const DATA: &str = "
     const own = Symbol('mine'); const shared = Symbol.for('app'); const keyed = { [own]: 1, [shared]: 2, [Symbol.iterator]: null };
     const pattern = /a(b)?/giy; pattern.lastIndex = 2;
     const bytes = new Uint8Array([1, 2, 3, 4]); const words = new Uint16Array(bytes.buffer, 2, 1); const view = new DataView(bytes.buffer, 1, 2);
+    const floats = new Float64Array(2); floats[0] = -0; new Uint8Array(floats.buffer).set([1, 0, 0, 0, 0, 0, 248, 127], 8); floats.label = 'two';
     const failure = new TypeError('bad'); failure.code = 7;
     const boxed = [Object(1n), new String('s'), Object(own)];
     let later; const answer = 42n ** 3n;
@@ -526,6 +527,7 @@ const DATA_PROBE: &str = "[
     keyed[own], keyed[shared], Symbol.keyFor(Object.getOwnPropertySymbols(keyed)[1]), Reflect.ownKeys(keyed).length,
     pattern.source, pattern.flags, pattern.lastIndex, pattern.exec('xxab')?.[0],
     [...bytes], words[0], view.getUint16(0), words.buffer === bytes.buffer,
+    Object.is(floats[0], -0), [...new Uint8Array(floats.buffer)].join(), floats.label,
     failure instanceof TypeError, failure.message, failure.code, Object.prototype.toString.call(failure),
     typeof boxed[0], boxed[0] + 1n, boxed[1].length, typeof boxed[2].valueOf(),
     later, String(answer), counter, pending, direct.proto === Array.prototype,
