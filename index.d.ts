@@ -238,6 +238,11 @@ export type SessionErrorCode =
   | 'ERR_SESSION_CONFLICT'
   /** The store failed (its own error is `cause`), or answered something no store may. */
   | 'ERR_SESSION_STORE'
+  /**
+   * The store has no snapshot of a session, or an older one, than this pool (or a BullMQ step)
+   * last saw: the session was cut or rolled back outside the pool. `delete()` starts it again.
+   */
+  | 'ERR_SESSION_LOST'
   /** The pool was closed. */
   | 'ERR_POOL_CLOSED'
   /** BullMQ adapter: a step attempt lost its session's lease before saving. */

@@ -23,10 +23,14 @@ const STEP_WAIT_MS = 60_000
 const READY_MS = 20_000
 
 let redis: RedisServer
+/** Every worker process started, so that none outlives the tests, whatever fails. */
+const children = new Set<ChildProcess>()
 beforeAll(async () => {
   redis = await startRedis()
 })
 afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  await Promise.all([...children].map((child) => (child.exitCode === null && child.signalCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)))
   await redis?.stop()
 })
 
@@ -39,7 +43,9 @@ interface WorkerProcess {
 
 /** Starts a worker process and waits (bounded) until it takes jobs. */
 async function startWorker(name: string): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [WORKER, String(redis.port), name], { stdio: ['ignore', 'pipe', 'pipe'] })
+  // With an IPC channel: a worker whose test process is gone exits.
+  const child = spawn(process.execPath, [WORKER, String(redis.port), name], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
+  children.add(child)
   const worker: WorkerProcess = {
     name,
     child,
@@ -221,4 +227,62 @@ describe('sessions on BullMQ workers', () => {
       for (const result of stopped) if (result.status === 'rejected') throw result.reason
     }
   }, 180_000)
+  it('two workers never run steps of one session at once; a snapshot cut or corrupted in Redis fails its step for good, calls no tool, and leaves the session as it was', async () => {
+    const started = await Promise.all(['pair-a', 'pair-b'].map((name) => startWorker(name)))
+    const stopAll = async () => {
+      const stopped = await Promise.allSettled(started.splice(0).map(stopWorker))
+      for (const result of stopped) if (result.status === 'rejected') throw result.reason
+    }
+    const queue = new SessionQueue({ connection: redis.connection })
+    const client = new IORedis(redis.connection)
+    try {
+      // Twelve steps of one session added at once: both workers take some; the session's lease
+      // makes each wait for the one before it.
+      expect((await queue.step('shared', 'let count = 0; count', { waitMs: STEP_WAIT_MS })).output).toBe(0)
+      const outcomes = await Promise.all(
+        Array.from({ length: 12 }, (_, n) =>
+          queue.step('shared', 'count += 1; const seen = count; await exclusive("shared", 25); seen', { stepId: `shared-${n}`, waitMs: STEP_WAIT_MS }),
+        ),
+      )
+      expect(outcomes.map((outcome: { output: number }) => outcome.output).sort((a: number, b: number) => a - b)).toEqual(Array.from({ length: 12 }, (_, n) => n + 1))
+      expect(Number(await client.get('overlaps:shared'))).toBe(0)
+      expect(new Set(await client.lrange('ran:shared', 0, -1)).size).toBe(2)
+      expect(await queue.generation('shared')).toBe(13)
+      const history = await queue.store.history('shared')
+      expect(new Set(history.map((save: { step: string }) => save.step)).size).toBe(13)
+      expect(history.map((save: { generation: number }) => save.generation)).toEqual(Array.from({ length: 13 }, (_, g) => g + 1))
+
+      // Cut: the generation is there, the snapshot is not. Corrupted: a byte of it changed.
+      const state = (id: string) => queue.store.key(id, 'state')
+      for (const id of ['cut', 'corrupt']) await queue.step(id, 'let x = 1; x', { waitMs: STEP_WAIT_MS })
+      // New workers, as on other machines: neither has the sessions live, both read Redis.
+      await stopAll()
+      started.push(...(await Promise.all(['pair-c', 'pair-d'].map((name) => startWorker(name)))))
+      const good = await client.hgetBuffer(state('corrupt'), 'snap')
+      const flipped = Buffer.from(good!)
+      flipped[flipped.length - 5] ^= 0xff
+      await client.hdel(state('cut'), 'snap')
+      await client.hset(state('corrupt'), 'snap', flipped)
+      for (const [id, code] of [
+        ['cut', 'ERR_SESSION_LOST'],
+        ['corrupt', 'ERR_SNAPSHOT_INVALID'],
+      ]) {
+        const failed = await queue.step(id, `x += 1; await add_points("${id}", 1); x`, { stepId: `${id}-2`, waitMs: STEP_WAIT_MS }).catch((error: unknown) => error)
+        expect(failed).toMatchObject({ code: 'ERR_STEP_FAILED' })
+        expect(String((failed as { message: string }).message)).toContain(code)
+        const job = await queue.queue.getJob(`${id}-2`)
+        // Failed for good at its first attempt: retrying cannot make the snapshot whole.
+        expect({ id, attempts: job.attemptsMade, failed: await job.isFailed() }).toEqual({ id, attempts: 1, failed: true })
+        expect(await client.get(`invocations:${id}`)).toBeNull()
+        expect(await queue.generation(id)).toBe(1)
+      }
+      // The corrupted snapshot put back whole: the session goes on from where it was.
+      await client.hset(state('corrupt'), 'snap', good!)
+      expect((await queue.step('corrupt', 'x += 1; x', { waitMs: STEP_WAIT_MS })).output).toBe(2)
+    } finally {
+      await queue.close()
+      client.disconnect()
+      await stopAll()
+    }
+  }, 120_000)
 })

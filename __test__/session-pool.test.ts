@@ -264,6 +264,33 @@ describe('what a store gives back is checked', () => {
     expect((await sessions.run('good', 'g')).output).toBe(1)
   })
 
+  it('a session whose snapshot the store lost, or put back older, is refused with ERR_SESSION_LOST, never made new; delete() starts it again', async () => {
+    const store = new MemoryStore()
+    const { calls, tools } = countingTools()
+    const sessions = pool({ maxLive: 1, store, tools })
+    await sessions.run('a', 'let n = 1')
+    await sessions.evict('a')
+    const first = (await store.get('a'))!
+    await sessions.run('a', 'n += 1')
+    await sessions.evict('a')
+    expect((await store.get('a'))!.generation).toBe(2)
+    // Deleted behind the pool's back.
+    await store.delete('a')
+    const gone = await sessions.run('a', 'whoami(); n').catch((error) => error)
+    expect(gone).toBeInstanceOf(SessionError)
+    expect(gone).toMatchObject({ code: 'ERR_SESSION_LOST', sessionId: 'a', expectedGeneration: 2, storedGeneration: undefined })
+    // Put back older (generation 1, its first state).
+    await store.put('a', first.bytes, 0)
+    const older = await sessions.run('a', 'whoami(); n').catch((error) => error)
+    expect(older).toMatchObject({ code: 'ERR_SESSION_LOST', expectedGeneration: 2, storedGeneration: 1 })
+    // Neither ran anything, and nothing was made new.
+    expect(calls.whoami).toBe(0)
+    expect(sessions.stats()).toMatchObject({ live: 0, creates: 1 })
+    expect((await sessions.run('b', '"b goes on"')).output).toBe('b goes on')
+    await sessions.delete('a')
+    expect((await sessions.run('a', 'typeof n')).output).toBe('undefined')
+  })
+
   it('a store that fails or answers nonsense fails the operation with ERR_SESSION_STORE, and the pool goes on', async () => {
     const backing = new MemoryStore()
     let mode: 'ok' | 'throw' | 'generation' = 'ok'

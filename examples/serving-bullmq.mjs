@@ -47,6 +47,9 @@ async function worker() {
     redis.disconnect()
     process.exit(0)
   })
+  // The parent is gone (it crashed, or was killed): so is this worker. BullMQ gives its steps
+  // to the other workers.
+  process.on('disconnect', () => process.exit(1))
   await steps.worker.waitUntilReady()
   process.send('ready')
 }

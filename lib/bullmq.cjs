@@ -140,7 +140,14 @@ class RedisStore {
   async get(sessionId) {
     const [gen, snap] = await this.#redis.hmgetBuffer(this.key(sessionId, 'state'), 'gen', 'snap')
     const generation = gen === null ? 0 : Number(gen.toString())
-    if (generation === 0 || snap === null || snap.length === 0) return undefined
+    if (generation === 0) return undefined
+    if (!Number.isSafeInteger(generation) || generation < 0 || snap === null || snap.length === 0) {
+      // Every save writes the generation and the snapshot together: one without the other is
+      // a session someone else cut, never a new one.
+      throw new SessionError('ERR_SESSION_LOST', `session ${JSON.stringify(sessionId)}: Redis has generation ${gen} and ${snap === null || snap.length === 0 ? 'no snapshot' : 'a snapshot'}`, {
+        sessionId,
+      })
+    }
     return { bytes: new Uint8Array(snap.buffer, snap.byteOffset, snap.byteLength), generation }
   }
 
@@ -566,8 +573,11 @@ class SessionWorker {
       return result
     } catch (error) {
       if (error?.code === 'ERR_SESSION_CONFLICT') this.#counts.conflicts++
-      // A snapshot the store gave that restore refuses will not get better by retrying.
-      if (error?.code === 'ERR_SNAPSHOT_INVALID') throw new UnrecoverableError(`ERR_SNAPSHOT_INVALID: ${error.message}`)
+      // A snapshot the store gave that restore refuses, or a session the store lost, will not
+      // get better by retrying: the step fails for good, the session stays as Redis has it.
+      if (error?.code === 'ERR_SNAPSHOT_INVALID' || error?.code === 'ERR_SESSION_LOST') {
+        throw new UnrecoverableError(`${error.code}: ${error.message}`)
+      }
       throw error
     } finally {
       clearInterval(renewal)

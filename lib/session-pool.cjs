@@ -29,6 +29,20 @@ function storeMethods(store) {
   return methods
 }
 
+/**
+ * The store no longer holds what this pool saw of the session: no snapshot where one was at
+ * `known`, or an older generation than `known`. Never met by making the session new: that would
+ * lose the conversation silently, or run its next step on a state it already left.
+ */
+function lost(sessionId, known, stored) {
+  const what = stored === undefined ? 'has no snapshot of it' : `has generation ${stored}`
+  return new SessionError(
+    'ERR_SESSION_LOST',
+    `session ${JSON.stringify(sessionId)} was at generation ${known}, and the store ${what}; delete() the session to start it again`,
+    { sessionId, expectedGeneration: known, storedGeneration: stored },
+  )
+}
+
 /** A failure of the store, named as one (its own error is the cause), unless it is a conflict. */
 function storeFailure(sessionId, what, error) {
   if (error instanceof SessionError) return error
@@ -55,6 +69,11 @@ class SessionPool {
   #waiting = []
   /** Hibernations under way that will free a place. */
   #freeing = 0
+  /**
+   * The newest generation of each session this pool saved or restored: a store that later has
+   * none, or an older one, lost the session (`ERR_SESSION_LOST`).
+   */
+  #known = new Map()
   #closed = false
   #counts = {
     hits: 0,
@@ -156,6 +175,7 @@ class SessionPool {
       } catch (error) {
         throw storeFailure(sessionId, 'delete the snapshot', error)
       }
+      this.#known.delete(sessionId)
     })
   }
 
@@ -256,7 +276,7 @@ class SessionPool {
       this.#live.set(sessionId, live)
     } else {
       this.#counts.misses++
-      live = await this.#bringIn(sessionId, span)
+      live = await this.#bringIn(sessionId, span, generation)
       this.#live.set(sessionId, live)
     }
     span?.setAttributes({ 'ses.pool.hit': hit, 'ses.pool.generation': live.generation })
@@ -278,6 +298,7 @@ class SessionPool {
         live.generation = stored
         live.dirty = false
         savedAfter = true
+        this.#known.set(sessionId, stored)
       },
       discard: () => {
         discard = true
@@ -338,8 +359,12 @@ class SessionPool {
 
   // -- places and hibernation ------------------------------------------------------------------
 
-  /** Makes the session's executor live: restored from the store, or new. */
-  async #bringIn(sessionId, span) {
+  /**
+   * Makes the session's executor live: restored from the store, or new where the store has no
+   * snapshot and none was expected (`expected`, the caller's generation, else the newest this
+   * pool saw).
+   */
+  async #bringIn(sessionId, span, expected) {
     // The store is read while a place is freed (this operation holds the session's lock, so
     // nothing in this pool changes it meanwhile).
     const reading = this.#read(sessionId)
@@ -347,6 +372,8 @@ class SessionPool {
     await this.#place()
     try {
       const { stored, loadMs } = await reading
+      const known = expected ?? this.#known.get(sessionId) ?? 0
+      if (known > 0 && (stored === undefined || stored.generation < known)) throw lost(sessionId, known, stored?.generation)
       if (stored !== undefined) {
         const { bytes, generation } = stored
         const started = performance.now()
@@ -357,6 +384,7 @@ class SessionPool {
         this.#counts.restoreMs += took
         this.#counts.restoreMaxMs = Math.max(this.#counts.restoreMaxMs, took)
         span?.setAttributes({ 'ses.pool.restore_ms': took, 'ses.pool.load_ms': loadMs, 'ses.pool.snapshot_bytes': bytes.byteLength })
+        this.#known.set(sessionId, generation)
         return { executor, generation, dirty: false, pinned: false }
       }
       const executor = await SESExecutor.create(this.#executorOptions)
@@ -512,6 +540,7 @@ class SessionPool {
     }
     live.generation = generation
     live.dirty = false
+    this.#known.set(sessionId, generation)
     this.#counts.saves++
   }
 
