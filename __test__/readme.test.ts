@@ -30,6 +30,7 @@ const EXPECTED: Record<string, string[]> = {
   'transformed-code': ['const total = prices.reduce(add, 0);', 'while (more()) step();', 'return __smol_result(total);'],
   imports: ['3'],
   'session-pool': ['ana: 2 visits 2 1 2'],
+  'readme-serving': ['10 1'],
 }
 
 /**
