@@ -288,6 +288,13 @@ export interface SessionPoolOptions {
    * processes share, and for sessions that must survive a crash of this one).
    */
   saveAfter?: 'evict' | 'run'
+  /**
+   * Places kept free (an integer from 0, the default, to `maxLive - 1`): once fewer are, the
+   * least recently used idle sessions are hibernated in the background, so that an operation on
+   * a hibernated session restores it at once instead of first waiting for another's hibernation.
+   * At most `maxLive - spare` sessions then stay live for long.
+   */
+  spare?: number
 }
 
 /** What a `SessionPool` did so far (`pool.stats()`). */

@@ -149,6 +149,49 @@ describe('hibernation', () => {
     expect(sessions.stats()).toMatchObject({ live: 1, creates: 2, evictions: 1 })
   })
 
+  it('with spare places, idle sessions are hibernated in the background, and an operation that needs a place does not wait for a hibernation', async () => {
+    const backing = new MemoryStore()
+    const held: Array<() => void> = []
+    let hold = false
+    const store = {
+      get: (id: string) => backing.get(id),
+      put: async (id: string, bytes: Uint8Array, generation: number) => {
+        if (hold) await new Promise<void>((open) => held.push(open))
+        return backing.put(id, bytes, generation)
+      },
+      delete: (id: string, generation?: number) => backing.delete(id, generation),
+    }
+    const sessions = pool({ maxLive: 3, spare: 1, store })
+    for (const id of ['a', 'b']) await sessions.run(id, `let v = "${id}"`)
+    expect(sessions.stats()).toMatchObject({ live: 2, evictions: 0 })
+    // The last free place taken: the least recently used idle session goes, with no one waiting.
+    await sessions.run('c', 'let v = "c"')
+    const until = async (what: string, done: () => boolean) => {
+      const deadline = Date.now() + 5_000
+      while (!done()) {
+        if (Date.now() > deadline) throw new Error(`not so after 5 s: ${what}`)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+    }
+    await until('a hibernated in the background', () => !sessions.isLive('a') && sessions.stats().evictions === 1)
+    expect(sessions.stats()).toMatchObject({ live: 2, evictions: 1 })
+    // Saves held from now: d takes the spare place at once, and only then does b's hibernation
+    // (which keeps the next place spare) reach the store, which holds it.
+    hold = true
+    try {
+      expect((await sessions.run('d', 'let v = "d"; v')).output).toBe('d')
+      expect(sessions.isLive('b')).toBe(false)
+      await until("b's save held by the store", () => held.length === 1)
+      expect(sessions.stats().evictions).toBe(1)
+    } finally {
+      hold = false
+      for (const open of held.splice(0)) open()
+    }
+    expect((await sessions.run('b', 'v')).output).toBe('b')
+    expect((await sessions.run('a', 'v')).output).toBe('a')
+    expect(sessions.stats().live).toBeLessThanOrEqual(3)
+  })
+
   it('evict() hibernates now, delete() ends a session, close() hibernates all and refuses what comes after', async () => {
     const store = new MemoryStore()
     const sessions = pool({ maxLive: 4, store })
@@ -351,12 +394,12 @@ describe('what a store gives back is checked', () => {
     await sessions.run('a', '1')
     await sessions.run('b', '2')
     await sessions.run('a', '3')
-    expect(reads.sort()).toEqual(['delete', 'executorOptions', 'get', 'maxLive', 'put', 'saveAfter', 'store', 'tools'])
+    expect(reads.sort()).toEqual(['delete', 'executorOptions', 'get', 'maxLive', 'put', 'saveAfter', 'spare', 'store', 'tools'])
   })
 
   it('refuses malformed options and ids', async () => {
     const store = new MemoryStore()
-    for (const options of [undefined, null, {}, { maxLive: 0, store }, { maxLive: 1.5, store }, { maxLive: 1 }, { maxLive: 1, store: {} }, { maxLive: 1, store, saveAfter: 'never' }, { maxLive: 1, store, tools: 3 }]) {
+    for (const options of [undefined, null, {}, { maxLive: 0, store }, { maxLive: 1.5, store }, { maxLive: 1 }, { maxLive: 1, store: {} }, { maxLive: 1, store, saveAfter: 'never' }, { maxLive: 1, store, tools: 3 }, { maxLive: 2, store, spare: 2 }, { maxLive: 2, store, spare: -1 }, { maxLive: 2, store, spare: 0.5 }]) {
       expect(() => new SessionPool(options as never)).toThrow(TypeError)
     }
     const sessions = pool({ maxLive: 1, store })

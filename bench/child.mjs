@@ -21,6 +21,7 @@ import {
   W15_MAX_LIVE,
   W15_SAMPLES,
   W15_SESSIONS,
+  W15_SPARE,
   W3_CALLS,
   W4_CALLS,
   W8_TIMEOUT_MS,
@@ -448,8 +449,8 @@ function quantile(values, q) {
  * W15: many sessions, few live executors. Every session runs the W9 step once
  * through a session pool of W15_MAX_LIVE live executors over an in-memory store (eight steps in
  * flight at a time); then RSS with them all held, the store's bytes per session, and steps one
- * at a time on hibernated sessions (the oldest: each restores one and hibernates the least
- * recently used) against steps on live ones (stepped W15_MAX_LIVE / 4 rounds earlier, still
+ * at a time on hibernated sessions (the oldest: each restores one, and the pool hibernates the
+ * least recently used in the background to keep W15_SPARE places free) against steps on live ones (stepped W15_MAX_LIVE / 4 rounds earlier, still
  * live). A step is W9's `sendVariables` + `run`; a miss's time is split by the pool's own
  * figures (hibernating the other session, reading the store, restoring with tools).
  */
@@ -457,10 +458,11 @@ async function w15() {
   const sessions = quick ? 2_000 : W15_SESSIONS
   const maxLive = quick ? 100 : W15_MAX_LIVE
   const samples = quick ? 200 : W15_SAMPLES
+  const spare = quick ? 4 : W15_SPARE
   const code = W9_JS
   gc()
   const startMiB = rssMiB()
-  const pool = await adapter.sessionPool({ tools: makeTools(), timeoutMs: NO_DEADLINE, maxLive })
+  const pool = await adapter.sessionPool({ tools: makeTools(), timeoutMs: NO_DEADLINE, maxLive, spare })
   const step = async (id) => {
     const result = await pool.agentStep(id, W9_VARIABLES, code)
     check('W15', result.answer?.answer, W9_ANSWER)
@@ -511,6 +513,7 @@ async function w15() {
     live: { median: quantile(live, 0.5), p99: quantile(live, 0.99), samples: live.length },
     sessions,
     maxLive,
+    spare,
     startMiB,
     heldMiB,
     endMiB,

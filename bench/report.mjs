@@ -18,7 +18,7 @@ const DEFINITIONS = {
   W12: 'throughput of W9 on 1,000 executors at once, relative to one executor running it alone ("in turn": relative to the same 1,000 executors stepping one at a time, alternating with the rounds at once, where every heap is as cold in the caches as at once)',
   W13: 'a probe among spinners: K executors compute without pause (K = 4 × cores, and 100) while a probe executor runs `1 + 1` every 20 ms for 3 s, from 1 s after the spinners started; the probe\'s p50 / p99 latency, and how fairly the spinners shared the CPU (the most CPU time one spinner got over the least)',
   W14: 'durable sessions: the W9 session after 20 and 200 steps, `snapshot()` (median ms), `restore` into a fresh executor with its tools sent again (median ms) and the snapshot\'s size; "journal": a 20-step session whose agent defined a function, which no checkpoint holds, restored by replaying its runs',
-  W15: 'hibernated sessions: 100,000 sessions that each ran W9 once, kept by a session pool of 1,000 live executors over an in-memory store (compressed); RSS with all held, store bytes per session, and a W9 step on a hibernated session (restored; another hibernated to make room) against one on a live session: p50 / p99',
+  W15: 'hibernated sessions: 100,000 sessions that each ran W9 once, kept by a session pool of 1,000 live executors over an in-memory store (compressed) that keeps 16 places spare (idle sessions hibernated in the background); RSS with all held, store bytes per session, and a W9 step on a hibernated session (restored) against one on a live session: p50 / p99',
 }
 
 /** Number with 3 significant digits at most (never exponent notation). */
@@ -354,21 +354,22 @@ function w15Section(peers) {
       '`maxLive` executors over a `MemoryStore({ compress: true })`, eight steps in flight; RSS is ' +
       'read with all of them held (after GC). Then, one at a time, a W9 step on a hibernated ' +
       'session (the oldest ones: the pool restores it, and hibernates the least recently used ' +
-      'to make room) alternates with one on a live session (stepped `maxLive` / 4 rounds before). ' +
-      'A miss splits into hibernating the other session (snapshot, compress, store, cleanup), ' +
+      'in the background to keep `spare` places free) alternates with one on a live session ' +
+      '(stepped `maxLive` / 4 rounds before). ' +
+      'A miss splits into hibernating another session (snapshot, compress, store, cleanup: in the background), ' +
       'reading the store (inflate), and restoring (`SESExecutor.restore`, which replays the ' +
       "session's journal, and `sendTools`); the rest of the step is the W9 step itself. The last " +
       "column splits a miss (means): `snapshot()` + the store's save (deflate) + cleanup, the " +
       "store's read (inflate), `SESExecutor.restore` + `sendTools`.",
     '',
     table(
-      ['peer', 'sessions', 'live', 'RSS before', 'RSS held', 'store / session', 'snapshot / session', 'fill', 'hibernated step p50 / p95 / p99', 'live step p50 / p99', 'miss: snapshot + save + cleanup; read; restore + tools'],
+      ['peer', 'sessions', 'live (spare)', 'RSS before', 'RSS held', 'store / session', 'snapshot / session', 'fill', 'hibernated step p50 / p95 / p99', 'live step p50 / p99', 'miss: snapshot + save + cleanup; read; restore + tools'],
       measured.map((p) => {
         const w = p.workloads.W15
         return [
           p.peer.id,
           num(w.sessions),
-          num(w.maxLive),
+          w.spare === undefined ? num(w.maxLive) : `${num(w.maxLive)} (${num(w.spare)})`,
           quantity(w.startMiB, 'MiB'),
           quantity(w.heldMiB, 'MiB'),
           `${num(w.storeBytesPerSession)} B`,

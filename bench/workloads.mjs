@@ -29,6 +29,8 @@ export const W11_SETTLE_MS = 15_000
 export const W15_SESSIONS = 100_000
 export const W15_MAX_LIVE = 1_000
 export const W15_SAMPLES = 2_000
+/** W15's places kept free by hibernating idle sessions in the background (`spare`). */
+export const W15_SPARE = 16
 /**
  * W13, a probe among spinners: spinners per core (4 × the engine pool's threads,
  * which are the cores by default), the larger count, how often the probe runs `1 + 1` and for

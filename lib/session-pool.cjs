@@ -58,6 +58,7 @@ class SessionPool {
   #executorOptions
   #tools
   #saveAfter
+  #spare
   #tracer
   /** Live sessions, least recently used first: id → Live. */
   #live = new Map()
@@ -95,8 +96,9 @@ class SessionPool {
 
   constructor(options) {
     if (options === null || typeof options !== 'object') throw new TypeError('new SessionPool(options): options must be an object')
-    const { maxLive, store, executorOptions = {}, tools, saveAfter = 'evict' } = options
+    const { maxLive, store, executorOptions = {}, tools, saveAfter = 'evict', spare = 0 } = options
     if (!Number.isSafeInteger(maxLive) || maxLive < 1) throw new TypeError('SessionPool: maxLive must be an integer ≥ 1')
+    if (!Number.isSafeInteger(spare) || spare < 0 || spare >= maxLive) throw new TypeError('SessionPool: spare must be an integer from 0 to maxLive - 1')
     if (executorOptions === null || typeof executorOptions !== 'object') throw new TypeError('SessionPool: executorOptions must be an object')
     if (tools !== undefined && (tools === null || (typeof tools !== 'object' && typeof tools !== 'function'))) {
       throw new TypeError('SessionPool: tools must be a record of tools or a function of the session id that returns one')
@@ -108,6 +110,7 @@ class SessionPool {
     this.#executorOptions = { ...executorOptions }
     this.#tools = tools
     this.#saveAfter = saveAfter
+    this.#spare = spare
     this.#tracer = ownTracer(this.#executorOptions)
   }
 
@@ -439,6 +442,9 @@ class SessionPool {
   #place() {
     if (this.#occupied < this.#maxLive) {
       this.#occupied++
+      // Fewer than `spare` places left: idle sessions go now, in the background, so that the
+      // next operation that needs a place finds one instead of waiting for a hibernation.
+      if (this.#spare > 0) this.#freePlaces()
       return Promise.resolve()
     }
     return new Promise((resolve, reject) => {
@@ -454,9 +460,13 @@ class SessionPool {
     else this.#occupied--
   }
 
-  /** Hibernates the least recently used idle sessions, one per operation waiting for a place. */
+  /**
+   * Hibernates the least recently used idle sessions: one per operation waiting for a place,
+   * and as many more as keep `spare` places free (counting those being freed).
+   */
   #freePlaces() {
-    while (this.#waiting.length > this.#freeing) {
+    const wanted = () => this.#waiting.length + (this.#closed ? 0 : this.#spare) - (this.#maxLive - this.#occupied)
+    while (this.#freeing < wanted()) {
       const victim = this.#idleVictim()
       if (victim === undefined) return
       const [sessionId, live] = victim
@@ -571,8 +581,8 @@ class SessionPool {
     const done = () => {
       if (--lock.holders > 0 || this.#locks.get(sessionId) !== lock) return
       this.#locks.delete(sessionId)
-      // The session is idle now: operations waiting for a place may take its.
-      if (this.#waiting.length > 0) this.#freePlaces()
+      // The session is idle now: operations waiting for a place, or the spare places, may take its.
+      if (this.#waiting.length > 0 || this.#spare > 0) this.#freePlaces()
     }
     return turn.then(
       (value) => {

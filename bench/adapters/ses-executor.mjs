@@ -75,10 +75,11 @@ async function wrap(executor, tools) {
  * W15: a session pool over an in-memory store, whose steps are W9's (`sendVariables` + `run`)
  * on the session named.
  */
-export async function sessionPool({ tools, timeoutMs, maxLive }) {
+export async function sessionPool({ tools, timeoutMs, maxLive, spare }) {
   const store = new MemoryStore({ compress: true })
   const pool = new SessionPool({
     maxLive,
+    spare,
     store,
     tools: Object.fromEntries(Object.entries(tools).map(([k, t]) => [k, t.fn])),
     executorOptions: { maxOperations: 2 ** 40, timeoutMs },
