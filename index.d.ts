@@ -27,23 +27,40 @@ export interface CodeAgentSetupOptions {
    * variables and functions its code defined, in this process or another.
    */
   snapshot?: Uint8Array
+  /**
+   * Show the model what each step's code drew (default `false`): the setup then has
+   * `step_callbacks`, whose callback ends a step's messages with a user message holding the
+   * step's canvases as smolagents-ts image content parts (`{ type: 'image', image:
+   * 'data:image/png;base64,…' }`). Needs a model that sends content parts to its API as
+   * images (see docs/codeagent.md).
+   */
+  stepImages?: boolean
 }
+
+/** A smolagents-ts step callback: called with each finished step (`ActionStep`, `FinalAnswerStep`). */
+export type CodeAgentStepCallback = (step: { to_messages(summary_mode?: boolean): unknown[] }) => void
 
 /**
  * Everything `CodeAgent` needs, named as its config names them:
  * `new CodeAgent({ model, tools, ...setup })`.
  *
  * `Executor` is the type `executor` is declared as: `SESExecutor` unless you name another.
- * smolagents-ts declares its `executor` option as the `PyodideExecutor` class, whose private
- * members make it nominal (no other class matches it): write `codeAgentSetup<PyodideExecutor>(…)`
- * and `executor` is typed as that. (An intersection with `SESExecutor` cannot be written: both
- * classes have a `state`, private in one, so TypeScript reduces it to `never`.) At run time it is
- * the `SESExecutor`, and CodeAgent calls only the methods both share (`sendVariables`,
- * `sendTools`, `run`, `cleanup`). docs/codeagent.md "From TypeScript" has the upstream fix (an
- * `ICodeExecutor` option type) that makes the type argument unnecessary.
+ * smolagents-ts declares its `executor` option as its `PyodideExecutor` class, which it does not
+ * export and whose private members make it nominal (no other class matches it): write
+ * `codeAgentSetup<NonNullable<CodeAgentConfig['executor']>>(…)` and `executor` is typed as that.
+ * (An intersection with `SESExecutor` cannot be written: both classes have a `state`, private
+ * in one, so TypeScript reduces it to `never`.) At run time it is the `SESExecutor`, and
+ * CodeAgent calls only the methods both share (`sendVariables`, `sendTools`, `run`, `cleanup`).
+ * docs/codeagent.md "From TypeScript" has the upstream fix (an `ICodeExecutor` option type)
+ * that makes the type argument unnecessary.
  */
 export interface CodeAgentSetup<Executor = SESExecutor> {
-  /** An `SESExecutor`, `init()`ed, with `tools` already sent. `cleanup()` it when the agent is done. */
+  /**
+   * An `SESExecutor`, `init()`ed, with `tools` already sent. `cleanup()` it when the agent is
+   * done (CodeAgent's `cleanup()` does). Its `run(code)` drops the one line break that
+   * CodeAgent leaves at the start of the code (the end of the opening fence's line), so that
+   * a runtime error's `line` is the model's own.
+   */
   executor: Executor
   /**
    * `system_prompt`: the JavaScript system prompt of spec §14.2 with the tools' and
@@ -53,6 +70,11 @@ export interface CodeAgentSetup<Executor = SESExecutor> {
   prompt_templates: { system_prompt: string }
   /** The fences the prompt asks for; CodeAgent parses the model's code between them. */
   code_block_tags: [string, string]
+  /**
+   * With `stepImages`: the callback that shows the model each step's images. Merge it with
+   * callbacks of your own (`step_callbacks: [...setup.step_callbacks, mine]`).
+   */
+  step_callbacks?: CodeAgentStepCallback[]
 }
 
 /**
@@ -155,6 +177,31 @@ export type RunJavaScriptToolResult =
       logs: string
     }
 
+/** The content-part shapes of images in messages: OpenAI Chat Completions', or smolagents-ts's. */
+export type ImageContentFormat = 'chat-completions' | 'smolagents'
+
+/** Options of `RunJavaScriptTool.toMessages`. */
+export interface RunJavaScriptMessagesOptions {
+  /**
+   * `chat-completions` (default): `{ role: 'tool', tool_call_id, content }`, and images as
+   * `{ type: 'image_url', image_url: { url } }`; `smolagents`: smolagents-ts's `ChatMessage`s
+   * (`name` on the tool message), and images as `{ type: 'image', image: url }`.
+   */
+  format?: ImageContentFormat
+}
+
+/** A message of `toMessages`: the tool's answer, or the user message that shows the images. */
+export type RunJavaScriptMessage =
+  | { role: 'tool'; tool_call_id: string; content: string; name?: string }
+  | {
+      role: 'user'
+      content: Array<
+        | { type: 'text'; text: string }
+        | { type: 'image_url'; image_url: { url: string } }
+        | { type: 'image'; image: string }
+      >
+    }
+
 /** A function-calling tool: its definition for the model, and the function that runs a call. */
 export interface RunJavaScriptTool {
   definition: RunJavaScriptToolDefinition
@@ -164,6 +211,14 @@ export interface RunJavaScriptTool {
    * that cannot be written, a non-`ExecutorError` thrown by the executor).
    */
   execute(args: RunJavaScriptToolArgs): Promise<RunJavaScriptToolResult>
+  /**
+   * The messages that answer call `toolCallId` with `result`: the tool message, whose text is
+   * the result as JSON with each image's bytes left out (`{ mimeType, width, height, image: n }`,
+   * the n-th image below), then, if the code drew, a user message that shows the images as image
+   * content parts (chat APIs take images only in user messages). Images written to `imageDir`
+   * stay files, named in the text. Throws a `TypeError` for a malformed argument.
+   */
+  toMessages(toolCallId: string, result: RunJavaScriptToolResult, options?: RunJavaScriptMessagesOptions): RunJavaScriptMessage[]
 }
 
 /**

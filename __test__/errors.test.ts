@@ -25,6 +25,36 @@ describe('CF-08 non-tool runtime exception maps to ERR_RUNTIME_EXCEPTION', () =>
   })
 })
 
+describe('the thrown value\'s type as data (details.errorName)', () => {
+  it('names the class of a thrown error, as the message starts with it', async () => {
+    for (const [code, name] of [
+      ['notDefinedAnywhere + 1', 'ReferenceError'],
+      ['null.x', 'TypeError'],
+      ['new Array(-1)', 'RangeError'],
+      ['throw new SyntaxError("s")', 'SyntaxError'],
+      ['eval("1")', 'EvalError'],
+      ['throw new URIError("u")', 'URIError'],
+      ['throw new AggregateError([], "a")', 'AggregateError'],
+      ['class QuotaError extends Error { name = "QuotaError" }\nthrow new QuotaError("over")', 'QuotaError'],
+      ['class Plain extends Error {}\nthrow new Plain("p")', 'Error'],
+      ['await Promise.reject(new TypeError("later"))', 'TypeError'],
+    ]) {
+      const error = await rejectionOf(executor.run(code))
+      expect(error.code, code).toBe('ERR_RUNTIME_EXCEPTION')
+      expect(error.details.errorName, code).toBe(name)
+      expect(error.message, code).toMatch(new RegExp(`^Runtime exception: ${name}\\b`))
+    }
+  })
+
+  it('is absent when what was thrown is no error', async () => {
+    for (const code of ['throw "text"', 'throw 42', 'throw { name: "TypeError" }', 'await new Promise(() => {})']) {
+      const error = await rejectionOf(executor.run(code))
+      expect(error.code, code).toBe('ERR_RUNTIME_EXCEPTION')
+      expect(error.details, code).not.toHaveProperty('errorName')
+    }
+  })
+})
+
 describe('CF-09 max operations identified structurally', () => {
   it('CF-09 while(true){} with a small maxOperations fails with code ERR_MAX_OPS_EXCEEDED', async () => {
     const error = await rejectionOf(executor.run('while(true){}'))
@@ -71,7 +101,7 @@ describe('every ExecutorError field (§3.1, §8.1, §8.2)', () => {
     expect(error.severity).toBe('ERROR')
     expect(error.retryable).toBe(true)
     expect(error.message).toBe('Runtime exception: TypeError: not a function (line 3: o.missing())')
-    expect(error.details).toEqual({ line: 3, column: expect.any(Number), sourceLine: 'o.missing()' })
+    expect(error.details).toEqual({ line: 3, column: expect.any(Number), sourceLine: 'o.missing()', errorName: 'TypeError' })
     expect(error.logs).toBe('step 1')
     expect(error.stack).toContain('ExecutorError: Runtime exception')
   })

@@ -49,9 +49,13 @@ describe('no native addon for this platform', () => {
     expect(message).toMatch(/To build it from source \(Rust 1\.95\+ and a C compiler\): npm install <git URL or clone of @smolagents-ts\/ses-executor> \(its prepare script builds the addon\)$/)
   })
 
-  it('says the optional platform package was left out when this platform has one', () => {
+  it('gives both causes when this platform has a platform package that is not installed', () => {
     const { message } = loadError(packageCopy(published))
-    expect(message).toMatch(/A prebuilt binary is published for [^ ]+ as the optional dependency @smolagents-ts\/ses-executor-[^ ]+, but it is not installed: install again without --omit=optional/)
+    expect(message).toMatch(/A prebuilt binary for [^ ]+ is the optional dependency @smolagents-ts\/ses-executor-[^ @]+@[^ ]+, and it is not installed\./)
+    // Left out on purpose (or by a foreign lock file)…
+    expect(message).toContain('Either it was left out: install again without --omit=optional (or --no-optional), and without a lock file made on another platform.')
+    // …or not on the registry npm installed from, which npm passes over without a word.
+    expect(message).toMatch(/Or npm could not fetch it \(npm skips an optional dependency it cannot install\): check that your registry has it \(npm view @smolagents-ts\/ses-executor-[^ ]+ version\), then install again\./)
   })
 
   it('names the git URL from package.json\'s repository', () => {

@@ -68,13 +68,13 @@ describe('spans of a run and its tool calls', () => {
 
     const [add] = named('execute_tool add')
     const [fetchPage] = named('execute_tool fetchPage')
-    for (const [span, name, id, line] of [[add, 'add', '0', 1], [fetchPage, 'fetchPage', '1', 2]] as const) {
+    for (const [span, name, call, line] of [[add, 'add', 0, 1], [fetchPage, 'fetchPage', 1, 2]] as const) {
       expect(parentOf(span)).toBe(run.spanContext().spanId)
       expect(span.spanContext().traceId).toBe(run.spanContext().traceId)
       expect(span.attributes).toEqual({
         'gen_ai.operation.name': 'execute_tool',
         'gen_ai.tool.name': name,
-        'gen_ai.tool.call.id': id,
+        'gen_ai.tool.call.id': `${run.spanContext().spanId}-${call}`,
         'gen_ai.tool.type': 'function',
         'code.line.number': line,
       })
@@ -86,6 +86,137 @@ describe('spans of a run and its tool calls', () => {
     expect(millis(fetchPage.duration)).toBeGreaterThanOrEqual(15)
     expect(millis(fetchPage.endTime)).toBeLessThanOrEqual(millis(run.endTime) + 1)
     expect(run.events.map((event) => event.name)).toEqual(['final_answer'])
+  })
+
+  it('gives every tool call of a trace its own id, and each tool span its tool object\'s description', async () => {
+    const ex = await executor()
+    await ex.sendTools({
+      lookup: { description: 'Looks a word up.', inputs: { word: { type: 'string' } }, forward: async ({ word }: { word: string }) => word.length },
+      described: Object.assign(() => 1, { description: 'a function: not a tool object' }),
+      nameless: { description: '', forward: () => 0 },
+      throwing: {
+        get description(): string {
+          throw new Error('no description')
+        },
+        forward: () => 2,
+      },
+    })
+    const parent = tracer.startSpan('agent')
+    await context.with(trace.setSpan(context.active(), parent), async () => {
+      for (let step = 0; step < 3; step++) await ex.run('lookup("a"); add(1, 2); described(); nameless(); throwing()')
+    })
+    parent.end()
+    const tools = exporter.getFinishedSpans().filter((span) => span.name.startsWith('execute_tool'))
+    expect(tools).toHaveLength(15)
+    const ids = tools.map((span) => span.attributes['gen_ai.tool.call.id'])
+    expect(new Set(ids).size).toBe(15)
+    expect(new Set(tools.map((span) => span.spanContext().traceId)).size).toBe(1)
+    const descriptions = Object.fromEntries(tools.map((span) => [span.attributes['gen_ai.tool.name'], span.attributes['gen_ai.tool.description']]))
+    expect(descriptions).toEqual({ lookup: 'Looks a word up.', add: undefined, described: undefined, nameless: undefined, throwing: undefined })
+    // A description sent again is replaced, and one sent away removed.
+    await ex.sendTools({ lookup: { description: 'Counts letters.', inputs: { word: { type: 'string' } }, forward: ({ word }: { word: string }) => word.length } })
+    exporter.reset()
+    await ex.run('lookup("ab")')
+    expect(named('execute_tool lookup')[0]!.attributes['gen_ai.tool.description']).toBe('Counts letters.')
+    await ex.sendTools({ lookup: (word: string) => word.length })
+    exporter.reset()
+    await ex.run('lookup("ab")')
+    expect(named('execute_tool lookup')[0]!.attributes).not.toHaveProperty('gen_ai.tool.description')
+  })
+
+  it('reads a tools record and each tool\'s description once; the native sendTools sees the same record', async () => {
+    const ex = await executor()
+    const reads: string[] = []
+    const tool = {
+      inputs: {},
+      forward: () => 7,
+      get description() {
+        reads.push('description')
+        return 'Seven.'
+      },
+    }
+    const record = new Proxy(
+      { seven: tool },
+      {
+        get(target, key, receiver) {
+          reads.push(`get ${String(key)}`)
+          return Reflect.get(target, key, receiver)
+        },
+        ownKeys(target) {
+          reads.push('ownKeys')
+          return Reflect.ownKeys(target)
+        },
+      },
+    )
+    await ex.sendTools(record)
+    expect(reads).toEqual(['ownKeys', 'get seven', 'description'])
+    expect((await ex.run('seven()')).output).toBe(7)
+    expect(named('execute_tool seven')[0]!.attributes['gen_ai.tool.description']).toBe('Seven.')
+    // What the native sendTools refuses, it refuses as it would without the copy.
+    await expect(ex.sendTools([() => 1] as never)).rejects.toMatchObject({ code: 'ERR_VALIDATION_FAILED' })
+    await expect(ex.sendTools({ bad: 42 } as never)).rejects.toMatchObject({ code: 'ERR_VALIDATION_FAILED' })
+    expect(named('execute_tool seven')).toHaveLength(1)
+    // What throws as it is read is refused as the native method refuses it, read once.
+    const boom = new Error('no')
+    let gets = 0
+    const unreadableEntry = new Proxy({ a: () => 1 }, { get: () => { gets += 1; throw boom } })
+    await expect(ex.sendTools(unreadableEntry)).rejects.toMatchObject({
+      code: 'ERR_VALIDATION_FAILED',
+      message: expect.stringContaining('tools.a cannot be read (reading it threw Error: no)'),
+    })
+    expect(gets).toBe(1)
+    let keys = 0
+    const unreadableKeys = new Proxy({}, { ownKeys: () => { keys += 1; throw boom } })
+    await expect(ex.sendTools(unreadableKeys)).rejects.toMatchObject({
+      code: 'ERR_VALIDATION_FAILED',
+      message: expect.stringContaining('tools cannot be read (reading it threw Error: no)'),
+    })
+    expect(keys).toBe(1)
+  })
+
+  it('records tool arguments and results only when asked (captureToolContent, or the GenAI environment variable)', async () => {
+    const code = 'add(2, 3); await fetchPage("x"); try { await broken() } catch {}'
+    const contentOf = () =>
+      exporter
+        .getFinishedSpans()
+        .filter((span) => span.name.startsWith('execute_tool'))
+        .map((span) => [span.attributes['gen_ai.tool.call.arguments'], span.attributes['gen_ai.tool.call.result']])
+    await (await executor()).run(code)
+    expect(contentOf()).toEqual([[undefined, undefined], [undefined, undefined], [undefined, undefined]])
+    exporter.reset()
+    await (await executor({ captureToolContent: true })).run(code)
+    expect(contentOf()).toEqual([['[2,3]', '5'], ['["x"]', '"<html>x</html>"'], ['[]', undefined]])
+    exporter.reset()
+    process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT = 'true'
+    try {
+      await (await executor()).run('try { add(1n, 2) } catch {}')
+      expect(contentOf()).toEqual([['["1n",2]', undefined]])
+      exporter.reset()
+      await (await executor({ captureToolContent: false })).run(code)
+      expect(contentOf()).toEqual([[undefined, undefined], [undefined, undefined], [undefined, undefined]])
+    } finally {
+      delete process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+    }
+    expect(() => new SESExecutor({ captureToolContent: 'yes' as unknown as boolean })).toThrow(/captureToolContent/)
+    // The option is read once, by the addon, with the others: a getter that would throw on a
+    // second read is never read again.
+    let reads = 0
+    const flaky = {
+      tracer,
+      get captureToolContent() {
+        reads += 1
+        if (reads > 1) throw new Error('read again')
+        return true
+      },
+    }
+    const ex = new SESExecutor(flaky)
+    live.push(ex)
+    await ex.init()
+    await ex.sendTools({ add: (a: number, b: number) => a + b })
+    exporter.reset()
+    await ex.run('add(1, 2)')
+    expect(contentOf()).toEqual([['[1,2]', '3']])
+    expect(reads).toBe(1)
   })
 
   it('marks a failed tool call and a failed run with ERROR status and error.type', async () => {

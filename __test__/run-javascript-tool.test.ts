@@ -235,6 +235,104 @@ describe('run_javascript in a tool-calling loop', () => {
   })
 })
 
+describe('run_javascript results as messages', () => {
+  const draw = "for (const [w, h] of [[3, 2], [5, 4]]) getCanvas(w, h).getContext('2d').fillRect(0, 0, 1, 1); 'two'"
+
+  it('answers a call with the tool message, then the images as OpenAI image parts in a user message', async () => {
+    const tool = createRunJavaScriptTool(await executor())
+    const result = await tool.execute({ code: draw })
+    const [answer, shown, ...rest] = tool.toMessages('call_7', result)
+    expect(rest).toEqual([])
+    expect(answer).toMatchObject({ role: 'tool', tool_call_id: 'call_7' })
+    expect(answer!.content).not.toContain('base64')
+    expect(JSON.parse(answer!.content as string)).toEqual({
+      ok: true,
+      output: 'two',
+      logs: '',
+      is_final_answer: false,
+      images: [
+        { mimeType: 'image/png', width: 3, height: 2, image: 1 },
+        { mimeType: 'image/png', width: 5, height: 4, image: 2 },
+      ],
+    })
+    expect(shown!.role).toBe('user')
+    const [text, ...images] = shown!.content as Array<Record<string, any>>
+    expect(text).toEqual({ type: 'text', text: 'The 2 images drawn by the run_javascript call call_7, in order:' })
+    expect(images.map((part) => part.type)).toEqual(['image_url', 'image_url'])
+    const sizes = images.map((part) => decodePng(Buffer.from(part.image_url.url.split(',')[1], 'base64')))
+    expect(sizes.map(({ width, height }) => [width, height])).toEqual([[3, 2], [5, 4]])
+  })
+
+  it('gives smolagents-ts messages and image parts with format "smolagents"', async () => {
+    const tool = createRunJavaScriptTool(await executor(), { name: 'js' })
+    const result = await tool.execute({ code: "getCanvas(2, 2).getContext('2d').fillRect(0, 0, 1, 1); 'one'" })
+    const [answer, shown] = tool.toMessages('c1', result, { format: 'smolagents' })
+    expect(answer).toMatchObject({ role: 'tool', tool_call_id: 'c1', name: 'js' })
+    expect(shown!.content).toEqual([
+      { type: 'text', text: 'The image drawn by the js call c1:' },
+      { type: 'image', image: expect.stringMatching(/^data:image\/png;base64,/) },
+    ])
+  })
+
+  it('is the tool message alone when nothing was drawn, for failures, and for images in imageDir', async () => {
+    const tool = createRunJavaScriptTool(await executor())
+    expect(tool.toMessages('a', await tool.execute({ code: '1 + 1' }))).toHaveLength(1)
+    const failed = tool.toMessages('b', await tool.execute({ code: 'null.x' }))
+    expect(failed).toHaveLength(1)
+    expect(JSON.parse(failed[0]!.content as string).error.details.errorName).toBe('TypeError')
+    const dir = mkdtempSync(path.join(tmpdir(), 'run-js-messages-'))
+    const files = createRunJavaScriptTool(await executor(), { imageDir: dir })
+    const written = files.toMessages('c', await files.execute({ code: "getCanvas(2, 2).getContext('2d').fillRect(0, 0, 1, 1)" }))
+    expect(written).toHaveLength(1)
+    expect(JSON.parse(written[0]!.content as string).images[0].path.startsWith(dir)).toBe(true)
+  })
+
+  it('refuses malformed arguments with a TypeError', async () => {
+    const tool = createRunJavaScriptTool(await executor())
+    const result = await tool.execute({ code: '1' })
+    expect(() => tool.toMessages(7 as unknown as string, result)).toThrow(TypeError)
+    expect(() => tool.toMessages('a', null as never)).toThrow(TypeError)
+    expect(() => tool.toMessages('a', result, { format: 'anthropic' as never })).toThrow(/format must be "chat-completions" or "smolagents"/)
+  })
+
+  it('reads the result and the options once, and names what throws as it is read', async () => {
+    const tool = createRunJavaScriptTool(await executor())
+    const result = await tool.execute({ code: "getCanvas(2, 2).getContext('2d').fillRect(0, 0, 1, 1); 'one'" })
+    const reads: string[] = []
+    const counted = new Proxy(result, {
+      get(target, key, receiver) {
+        reads.push(String(key))
+        return Reflect.get(target, key, receiver)
+      },
+    })
+    const options = {
+      get format() {
+        reads.push('format')
+        return 'smolagents' as const
+      },
+    }
+    const [reply, shown] = tool.toMessages('c', counted, options)
+    expect(reads.filter((key) => key === 'images')).toHaveLength(1)
+    expect(reads.filter((key) => key === 'format')).toHaveLength(1)
+    expect(JSON.parse(reply!.content as string).images).toEqual([{ mimeType: 'image/png', width: 2, height: 2, image: 1 }])
+    expect((shown!.content as Array<{ type: string }>).map((part) => part.type)).toEqual(['text', 'image'])
+    const throwing = Object.defineProperty({ ...result }, 'images', {
+      enumerable: true,
+      get() {
+        throw new Error('no')
+      },
+    })
+    expect(() => tool.toMessages('c', throwing)).toThrow(/run_javascript\.toMessages: result\.images cannot be read \(reading it threw Error: no\)/)
+    expect(() =>
+      tool.toMessages('c', result, {
+        get format(): never {
+          throw new Error('no')
+        },
+      }),
+    ).toThrow(/options\.format cannot be read/)
+  })
+})
+
 describe('run_javascript amplifies nothing and injects nothing', () => {
   it('an output JSON would blow up (a 1 MiB array referenced 1,024 times, a 2^23-leaf DAG) is a structured failure, within a small heap', () => {
     const child = spawnSync(process.execPath, ['--max-old-space-size=256', '--expose-gc', fileURLToPath(new URL('./fixtures/run-js-amplification.cjs', import.meta.url))], {

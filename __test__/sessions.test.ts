@@ -289,6 +289,27 @@ describe('snapshots are untrusted input', () => {
   })
 })
 
+describe('what a replay cannot repeat', () => {
+  it('a WeakRef keeps the session from a snapshot and pauseRun fails the call, until a checkpoint holds the state', async () => {
+    const executor = track(await SESExecutor.create())
+    await executor.sendTools({ approve: () => pauseRun('may I?') })
+    await executor.run('globalThis.data = Array.from({ length: 2000 }, (_, i) => ({ i }))')
+    // Cycles collected or not depending on when the garbage collector ran, which a replay on
+    // another heap does not repeat: a restored session would have found them alive.
+    await executor.run('globalThis.refs = []; for (let k = 0; k < 50; k++) { const a = { k }; a.self = a; refs.push(new WeakRef(a)) }')
+    const refused = await rejectionOf(executor.snapshot())
+    expect(refused.code).toBe('ERR_INVALID_STATE')
+    expect(refused.details.reason).toContain('WeakRef')
+    const failed = await executor.run('let m; try { approve() } catch (e) { m = e.message } m')
+    expect(failed.paused).toBeUndefined()
+    expect(failed.output).toContain('cannot pause')
+    expect(executor.state).toBe('READY')
+    await executor.run('delete globalThis.refs')
+    const restored = track(await SESExecutor.restore(await executor.snapshot()))
+    expect((await restored.run('[data.length, typeof refs, m]')).output).toEqual([2000, 'undefined', failed.output])
+  })
+})
+
 // Random agent sessions (declarations of every kind, closures sharing counters, classes with
 // private fields, cycles, objects as Map keys, -0 and NaN, typed arrays sharing a buffer,
 // canvases, the clock and Math.random, tools, failing runs) restored in a fresh process: every

@@ -22,6 +22,8 @@ import {
   renderToolsPrompt,
   createRunJavaScriptTool,
   type RunJavaScriptToolResult,
+  pauseRun,
+  type PausedCall,
 } from '../index.js'
 import { trace as otelTrace, type Tracer as OtelTracer } from '@opentelemetry/api'
 
@@ -31,7 +33,7 @@ function assertType<T extends true>(): T | undefined {
 }
 
 // §3.1 ExecutorState and ExecutorErrorCode are exactly the spec's unions, with what durable
-// sessions add (a paused run, a snapshot refused).
+// sessions add (docs/sessions.md): the PAUSED state and ERR_SNAPSHOT_INVALID.
 assertType<Equals<ExecutorState, 'NEW' | 'INITIALIZING' | 'READY' | 'RUNNING' | 'PAUSED' | 'DIRTY' | 'DEAD'>>()
 assertType<
   Equals<
@@ -162,3 +164,18 @@ async function runJavaScriptTool() {
   return [name, code, result.error.details]
 }
 void runJavaScriptTool
+
+// Durable sessions (docs/sessions.md): snapshot, restore, pauseRun, resume, paused.
+{
+  const executor = new SESExecutor()
+  assertType<Equals<ReturnType<typeof executor.snapshot>, Promise<Uint8Array>>>()
+  assertType<Equals<ReturnType<typeof executor.resume>, Promise<CodeOutput>>>()
+  assertType<Equals<typeof executor.paused, PausedCall | undefined>>()
+  assertType<Equals<Awaited<ReturnType<typeof SESExecutor.restore>>, SESExecutor>>()
+  assertType<Equals<CodeOutput['paused'], PausedCall | undefined>>()
+  assertType<Equals<PausedCall['tool'], string>>()
+  const asked: ReturnType<typeof pauseRun> = pauseRun({ amount: 1225 })
+  void asked
+  const keyed: ExecutorOptions = { snapshotKey: 'sixteen bytes at least' }
+  void keyed
+}

@@ -21,7 +21,8 @@ const USAGE = `Usage: ses-exec [options] [FILE | -]
 Runs FILE (or standard input for "-") in a fresh sandboxed executor and prints its logs,
 output and is_final_answer. Without FILE, opens a REPL whose state persists between lines.
 
-Options (every ExecutorOptions field but the callbacks onLog and onEvent and the tracer):
+Options (every ExecutorOptions field but the callbacks onLog and onEvent, and the tracer
+and its captureToolContent):
   --max-operations N          loop iterations a run may make (default 50000)
   --timeout-ms N              wall-clock budget of a run in ms (default 10000)
   --run-concurrency MODE      "reject" or "queue" (default reject)

@@ -7,6 +7,14 @@
 // renders `{{{tools_prompt}}}` as Python `def`s, `final_answer` included. So the executor gets
 // the tool objects here, once (`sendTools` merges, and CodeAgent's empty record adds nothing),
 // and the §14 system prompt arrives with the tools' JavaScript signatures already in place.
+//
+// CodeAgent hands its executor the text between the fences, from just after the opening one:
+// the model's line 1 comes after the line break that ends the fence's line. The executor
+// counts lines from the first character it is given (as it must for a file, the CLI or
+// `run_javascript`), so the executor made here drops that one line break: a step's error names
+// the model's own line. And CodeAgent keeps only a run's logs and output, so the images a run
+// drew reach the model only through the step callback made here (`stepImages`).
+const { dataUrl, imagesMessage } = require('./image-content.cjs')
 
 const { apply } = Reflect
 const guarded = require('./guarded.cjs')
@@ -22,9 +30,51 @@ const FINAL_ANSWER = {
   output_type: 'never',
 }
 
+/** The prompt's import rule, which `importsRule` rewrites as a whole. */
+const IMPORT_RULE = 'You may import only from: {{authorized_imports}}.'
+
+/** The executors whose runs keep their images for the step callback (`stepImages`). */
+const keepsImages = new WeakSet()
+/** The images of each such executor's last run, until the step callback takes them. */
+const lastImages = new WeakMap()
+
+let CodeAgentExecutor
+/**
+ * The SESExecutor `codeAgentSetup` makes: `run(code)` as CodeAgent calls it, with the fence's
+ * line break dropped and the run's images kept for the step callback. A subclass, so that
+ * `instanceof SESExecutor` and every other method stay the executor's own.
+ */
+function codeAgentExecutorClass() {
+  if (CodeAgentExecutor === undefined) {
+    const { SESExecutor } = require('./executor.cjs')
+    CodeAgentExecutor = class CodeAgentExecutor extends SESExecutor {
+      run(code, options) {
+        lastImages.delete(this)
+        const running = super.run(withoutFenceLineBreak(code), options)
+        return running.then((output) => {
+          const images = output?.images
+          if (keepsImages.has(this) && Array.isArray(images) && images.length > 0) lastImages.set(this, images)
+          return output
+        })
+      }
+    }
+  }
+  return CodeAgentExecutor
+}
+
+/**
+ * `code` without the one line break (`\n`, `\r\n`, `\r`, U+2028, U+2029) that ends the opening
+ * fence's line, when it starts with one; anything else as it is (what is no string, the
+ * executor refuses as it would).
+ */
+function withoutFenceLineBreak(code) {
+  if (typeof code !== 'string') return code
+  return code.replace(/^(?:\r\n|[\n\r\u2028\u2029])/, '')
+}
+
 async function codeAgentSetup(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('codeAgentSetup(options): options must be an object')
-  const { binding, SESExecutor, authorizedImportsOf } = require('./executor.cjs')
+  const { binding, authorizedImportsOf } = require('./executor.cjs')
   const { renderToolsPrompt, CODE_AGENT_SYSTEM_PROMPT } = binding
   // Each option, each tool and each of a tool object's properties is read once, here.
   const given = (key) => guarded.readOrThrow(options, key, 'codeAgentSetup: options')
@@ -32,14 +82,17 @@ async function codeAgentSetup(options = {}) {
   const executorOptions = given('executorOptions')
   const codeBlockTags = fences(given('codeBlockTags') ?? DEFAULT_CODE_BLOCK_TAGS)
   const snapshot = given('snapshot')
+  const stepImages = given('stepImages') ?? false
+  if (typeof stepImages !== 'boolean') throw new TypeError('codeAgentSetup: stepImages must be a boolean')
 
   // No engine thread until init(): a tool the prompt cannot show (a name that is no
   // identifier) fails before one exists.
-  const executor = new SESExecutor(executorOptions)
+  const Executor = codeAgentExecutorClass()
+  const executor = new Executor(executorOptions)
   const toolsPrompt = renderToolsPrompt({ ...tools.prompt, final_answer: FINAL_ANSWER })
   const systemPrompt = fillPlaceholders(CODE_AGENT_SYSTEM_PROMPT, {
     '{{{tools_prompt}}}': toolsPrompt,
-    '{{authorized_imports}}': importsLine(authorizedImportsOf(executor)),
+    [IMPORT_RULE]: importsRule(authorizedImportsOf(executor)),
   })
 
   // A conversation continued from a snapshot (in this process or another) takes its session
@@ -52,7 +105,49 @@ async function codeAgentSetup(options = {}) {
     await executor.cleanup()
     throw error
   }
-  return { executor, prompt_templates: { system_prompt: systemPrompt }, code_block_tags: codeBlockTags }
+  const setup = { executor, prompt_templates: { system_prompt: systemPrompt }, code_block_tags: [...codeBlockTags] }
+  if (stepImages) {
+    keepsImages.add(executor)
+    setup.step_callbacks = [imagesOfTheStep(executor)]
+  }
+  return setup
+}
+
+/**
+ * The step callback that shows the model what a step's code drew. CodeAgent calls its step
+ * callbacks with each finished step, after adding it to its memory and before the next step's
+ * messages are written from that memory; the step's messages (`to_messages`) then end with a
+ * user message holding the run's images as smolagents-ts's image content parts (chat APIs
+ * take images only in user messages). A step that drew nothing, and the final answer's step
+ * (no message follows it), are left as they are.
+ */
+function imagesOfTheStep(executor) {
+  return function attachStepImages(step) {
+    const images = lastImages.get(executor)
+    lastImages.delete(executor)
+    if (images === undefined || step === null || typeof step !== 'object') return
+    // CodeAgent's step, read once through the guarded path; only an ActionStep (a step number
+    // and observations) is a step whose code ran.
+    const render = guarded.read(step, 'to_messages')
+    const isAction = guarded.attempt(() => 'step_number' in step && 'observations' in step, false)
+    if (!render.ok || typeof render.value !== 'function' || !isAction) return
+    const message = imagesMessage(
+      images.length === 1 ? 'The image the code of this step drew:' : `The ${images.length} images the code of this step drew, in order:`,
+      images.map(dataUrl),
+      'smolagents',
+    )
+    // A step that cannot take the method (frozen) is left as it is: a step callback that throws
+    // would only be logged by CodeAgent.
+    Reflect.defineProperty(step, 'to_messages', {
+      configurable: true,
+      writable: true,
+      // A summary (smolagents-ts's summary mode) stays text.
+      value(summaryMode) {
+        const messages = apply(render.value, this, [summaryMode])
+        return summaryMode ? messages : [...messages, message]
+      },
+    })
+  }
 }
 
 /**
@@ -130,12 +225,13 @@ function fences(tags) {
 }
 
 /**
- * What the prompt's import rule says; CodeAgent formats its own list the same way (a JSON array,
- * or a sentence for "*").
+ * The prompt's import rule for `authorizedImports`: the list as CodeAgent writes its own (a JSON
+ * array), and a sentence of its own for none and for "*".
  */
-function importsLine(authorizedImports) {
-  if (authorizedImports.includes('*')) return 'any module the runtime registers'
-  return JSON.stringify(authorizedImports)
+function importsRule(authorizedImports) {
+  if (authorizedImports.includes('*')) return 'You may import any module the runtime registers.'
+  if (authorizedImports.length === 0) return 'Nothing may be imported: no module is available to import.'
+  return `You may import only from: ${JSON.stringify(authorizedImports)}.`
 }
 
 /**

@@ -51,10 +51,14 @@ function noBindingError(loaderError) {
   // A binary that exists but fails to load (an older glibc, a wrong architecture) says why here.
   for (const failure of failures) lines.push(`Failed: ${failure}`)
   if (published.includes(triple)) {
+    // npm skips an optional dependency it cannot install without failing the install, so
+    // either cause leaves the same trace here: say both.
+    const platformPackage = `${prefix}${triple}@${manifest.optionalDependencies[`${prefix}${triple}`]}`
     lines.push(
-      `A prebuilt binary is published for ${triple} as the optional dependency ${prefix}${triple}, ` +
-        'but it is not installed: install again without --omit=optional (or --no-optional), ' +
-        'and without a lock file made on another platform.',
+      `A prebuilt binary for ${triple} is the optional dependency ${platformPackage}, and it is not installed. ` +
+        'Either it was left out: install again without --omit=optional (or --no-optional), and without a lock ' +
+        'file made on another platform. Or npm could not fetch it (npm skips an optional dependency it cannot ' +
+        `install): check that your registry has it (npm view ${platformPackage} version), then install again.`,
     )
   } else if (published.length > 0) {
     lines.push(`Prebuilt binaries are published for: ${published.join(', ')}.`)

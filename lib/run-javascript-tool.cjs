@@ -9,6 +9,7 @@ const { writeFile } = require('node:fs/promises')
 const path = require('node:path')
 
 const guarded = require('./guarded.cjs')
+const { contentFormat, imagesMessage } = require('./image-content.cjs')
 
 const { apply } = Reflect
 
@@ -333,7 +334,44 @@ function createRunJavaScriptTool(executor, options = {}) {
     }
   }
 
-  return { definition, execute }
+  return { definition, execute, toMessages: (toolCallId, result, messageOptions) => toMessages(name, toolCallId, result, messageOptions) }
+}
+
+/**
+ * The messages that answer one call with `result` (what `execute` resolved with): the tool
+ * message, whose text is the result as JSON with each image's bytes left out (`{ mimeType,
+ * width, height, image: n }`: the n-th image below), then, when the code drew, a user message
+ * that shows the images as image content parts (chat APIs take images only there). Images
+ * written to `imageDir` stay files, named in the text.
+ */
+function toMessages(name, toolCallId, result, options = {}) {
+  const where = `${name}.toMessages`
+  if (typeof toolCallId !== 'string') throw new TypeError(`${where}: toolCallId must be the call's id, a string`)
+  if (result === null || typeof result !== 'object') throw new TypeError(`${where}: result must be what execute resolved with`)
+  if (options === null || typeof options !== 'object') throw new TypeError(`${where}: options must be an object`)
+  const format = contentFormat(guarded.readOrThrow(options, 'format', `${where}: options`), where)
+  // The result is read once, as a copy: what follows reads only the copy.
+  const read = guarded.copyData(result, `${where}: result`)
+  const urls = []
+  if (Array.isArray(read.images)) {
+    read.images = read.images.map((image) => {
+      if (image === null || typeof image !== 'object' || typeof image.dataUrl !== 'string') return image
+      urls.push(image.dataUrl)
+      const { dataUrl: _bytes, ...described } = image
+      return { ...described, image: urls.length }
+    })
+  }
+  const content = JSON.stringify(read)
+  const reply =
+    format === 'smolagents'
+      ? { role: 'tool', content, tool_call_id: toolCallId, name }
+      : { role: 'tool', tool_call_id: toolCallId, content }
+  if (urls.length === 0) return [reply]
+  const shown =
+    urls.length === 1
+      ? `The image drawn by the ${name} call ${toolCallId}:`
+      : `The ${urls.length} images drawn by the ${name} call ${toolCallId}, in order:`
+  return [reply, imagesMessage(shown, urls, format)]
 }
 
 module.exports = { createRunJavaScriptTool, toJsonSafe, errorResult }

@@ -6,7 +6,10 @@
 // which the addon streams to a listener of this module's (run()'s third argument, apart from
 // the caller's own `onEvent` listeners): they carry the engine's times (when the sandbox called,
 // when the answer reached it) and the run's figures (`ses.operations`, `ses.peak_heap_bytes`),
-// whatever the outcome.
+// whatever the outcome. A tool span's call id is the run span's id and the call's number,
+// unique in the trace; its description is the tool object's; its arguments and result are
+// recorded only on request (`captureToolContent`), as the conventions ask of what may hold user
+// data.
 //
 // The tracer, its spans, the context manager and whatever SDK is registered are host code:
 // everything here reaches them through `guarded.cjs`. A tracer that throws, a span that is not
@@ -20,6 +23,7 @@
 const guarded = require('./guarded.cjs')
 
 const { apply } = Reflect
+const { randomUUID } = require('node:crypto')
 
 /** The instrumentation scope of the spans. */
 const SCOPE = '@smolagents-ts/ses-executor'
@@ -84,6 +88,39 @@ function tracerOf(own) {
   }
 }
 
+/** The environment variable OpenTelemetry's GenAI instrumentations read for content capture. */
+const CAPTURE_ENV = 'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT'
+
+/**
+ * Whether tool spans record arguments and results: the executor's `captureToolContent` option
+ * as the addon read it (a boolean, or `undefined` when left out), else the environment
+ * variable's `true` (or `span_only`, `span_and_event`, its values where the conventions' newer
+ * modes apply).
+ */
+function capturesToolContent(own) {
+  if (typeof own === 'boolean') return own
+  const fromEnvironment = String(process.env[CAPTURE_ENV] ?? '').toLowerCase()
+  return ['true', 'span_only', 'span_and_event'].includes(fromEnvironment)
+}
+
+/**
+ * A value of the trace (a copy of what crossed, made by the addon) as the JSON text a span
+ * attribute holds: what JSON has no form for becomes a string (`12n`) or a plain structure
+ * (Map → `[key, value]` pairs, Set → array); a value JSON cannot write at all is left out.
+ */
+function contentJson(value) {
+  try {
+    return JSON.stringify(value, (_key, item) => {
+      if (typeof item === 'bigint') return `${item}n`
+      if (item instanceof Map) return [...item]
+      if (item instanceof Set) return [...item]
+      return item
+    })
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * A span as this module uses it: each method of the host's span read at most once, each call
  * guarded (what it throws, or a promise it rejects, is dropped).
@@ -113,6 +150,13 @@ class GuardedSpan {
     return result.ok ? result.value : undefined
   }
 
+  /** The span's id (`spanContext().spanId`), or `undefined`. */
+  spanId() {
+    const context = this.#call('spanContext', [])
+    if (context === null || typeof context !== 'object') return undefined
+    const id = guarded.read(context, 'spanId')
+    return id.ok && typeof id.value === 'string' && id.value !== '' ? id.value : undefined
+  }
   isRecording() {
     return this.#call('isRecording', []) === true
   }
@@ -143,10 +187,12 @@ function startSpan({ tracer, startSpan: start }, name, options, context) {
 /**
  * Runs `run.call(executor, code, options, listener)` (the addon's `run`) inside a span of
  * `tracer`, with a child span per tool call. Falls through to the plain run when no span can be
- * made or it does not record (no SDK registered, sampled out).
+ * made or it does not record (no SDK registered, sampled out). `tools.description(name)` is a
+ * tool's description, if it has one; `tools.captureContent` says whether tool spans record
+ * arguments and results.
  * @param {Tracer} tracer
  */
-function tracedRun(executor, run, tracer, code, options) {
+function tracedRun(executor, run, tracer, code, options, tools = { description: () => undefined, captureContent: false }) {
   const otel = otelApi()
   // A context manager whose active() throws: the root context, which the SDK takes as given.
   const parent = otel ? guarded.attempt(() => otel.context.active(), otel.ROOT_CONTEXT) : undefined
@@ -158,18 +204,20 @@ function tracedRun(executor, run, tracer, code, options) {
   }
   const runContext =
     otel && parent !== undefined ? guarded.attempt(() => otel.trace.setSpan(parent, span.raw), undefined) : undefined
-  const tools = new Map()
+  // Unique in the trace: a tracer of one's own whose spans have no id gets a random one.
+  const runSpanId = span.spanId() ?? randomUUID()
+  const toolSpans = new Map()
   let startTime = Date.now()
   let ended = false
 
   const end = (endTime) => {
     if (ended) return
     ended = true
-    for (const toolSpan of tools.values()) {
+    for (const toolSpan of toolSpans.values()) {
       toolSpan.setStatus({ code: STATUS_ERROR, message: 'the run ended before the tool answered' })
       toolSpan.end(endTime)
     }
-    tools.clear()
+    toolSpans.clear()
     span.end(endTime)
   }
 
@@ -185,8 +233,14 @@ function tracedRun(executor, run, tracer, code, options) {
         const attributes = {
           'gen_ai.operation.name': 'execute_tool',
           'gen_ai.tool.name': event.tool,
-          'gen_ai.tool.call.id': String(event.call),
+          'gen_ai.tool.call.id': `${runSpanId}-${event.call}`,
           'gen_ai.tool.type': 'function',
+        }
+        const description = tools.description(event.tool)
+        if (description !== undefined) attributes['gen_ai.tool.description'] = description
+        if (tools.captureContent && event.args !== undefined) {
+          const args = contentJson(event.args)
+          if (args !== undefined) attributes['gen_ai.tool.call.arguments'] = args
         }
         if (event.line !== undefined) attributes['code.line.number'] = event.line
         const toolSpan = startSpan(
@@ -195,13 +249,17 @@ function tracedRun(executor, run, tracer, code, options) {
           { kind: SPAN_KIND_INTERNAL, startTime: time, attributes },
           runContext,
         )
-        if (toolSpan !== undefined) tools.set(event.call, toolSpan)
+        if (toolSpan !== undefined) toolSpans.set(event.call, toolSpan)
         break
       }
       case 'tool_result': {
-        const toolSpan = tools.get(event.call)
+        const toolSpan = toolSpans.get(event.call)
         if (!toolSpan) break
-        tools.delete(event.call)
+        toolSpans.delete(event.call)
+        if (event.ok && tools.captureContent && Object.hasOwn(event, 'result')) {
+          const result = contentJson(event.result)
+          if (result !== undefined) toolSpan.setAttribute('gen_ai.tool.call.result', result)
+        }
         if (!event.ok) {
           toolSpan.setAttribute('error.type', event.error.name)
           toolSpan.setStatus({ code: STATUS_ERROR, message: `${event.error.name}: ${event.error.message}` })
@@ -321,4 +379,4 @@ async function tracedSection(tracer, name, attributes, fn) {
   }
 }
 
-module.exports = { ownTracer, tracerOf, tracedRun, tracedSection }
+module.exports = { capturesToolContent, ownTracer, tracerOf, tracedRun, tracedSection }

@@ -442,3 +442,152 @@ async fn programs_fail_cleanly_at_every_allocation() {
         .await;
     }
 }
+
+/// Every global of the groups QuickJS makes on first use (patch 0700), read in the sandbox: what
+/// a context shows once each group was made whole.
+const LAZY_GLOBALS_CHECK: &str = "[Date, Map, Set, WeakMap, WeakSet, ArrayBuffer, \
+    SharedArrayBuffer, Uint8ClampedArray, Int8Array, Uint8Array, Int16Array, Uint16Array, \
+    Int32Array, Uint32Array, BigInt64Array, BigUint64Array, Float16Array, Float32Array, \
+    Float64Array, DataView, Atomics, WeakRef, FinalizationRegistry, DOMException] \
+    .map((g) => typeof g === 'function' ? `${g.name}/${g.length}/${typeof g.prototype}` : typeof g) \
+    .join() + ';' + [new Float64Array([1.5])[0], new Map([[1, 2]]).get(1), \
+    new DOMException('m', 'SyntaxError').code, typeof Atomics.add, \
+    Object.getPrototypeOf(Int8Array.prototype).toString === Array.prototype.toString, \
+    new Date(9).getTime(), typeof new WeakRef({}).deref].join()";
+
+#[tokio::test]
+async fn send_variables_that_failed_are_copied_whole_by_the_next_attempt() {
+    let _serial = SERIAL.lock().await;
+    // The copy makes the groups of the Dates, Maps, Sets and ArrayBuffers it builds: a first
+    // attempt refused an allocation anywhere must leave them to be made by the second.
+    let clean = ready().await;
+    let check = format!("{CHECK_SAMPLE} + ';' + {LAZY_GLOBALS_CHECK}");
+    clean
+        .send_variables(vec![("r".into(), sample())])
+        .await
+        .expect("sendVariables");
+    let expected = run(&clean, &check).await.expect("check").output;
+    clean.cleanup().await.expect("cleanup");
+    let executor = ready().await;
+    arm(0, false);
+    executor
+        .send_variables(vec![("r".into(), sample())])
+        .await
+        .expect("sendVariables");
+    let count = disarm();
+    executor.cleanup().await.expect("cleanup");
+    for persistent in [false, true] {
+        for fail_at in 1..=count {
+            let executor = ready().await;
+            arm(fail_at, persistent);
+            let failed = executor.send_variables(vec![("r".into(), sample())]).await;
+            disarm();
+            assert!(
+                matches!(&failed, Err(error) if is_memory_limit(error)),
+                "allocation {fail_at} of {count} (persistent: {persistent}): {failed:?}"
+            );
+            assert_eq!(executor.state(), ExecutorState::Ready);
+            executor
+                .send_variables(vec![("r".into(), sample())])
+                .await
+                .unwrap_or_else(|error| {
+                    panic!("second attempt after allocation {fail_at} of {count}: {error:?}")
+                });
+            let output = run(&executor, &check).await.unwrap_or_else(|error| {
+                panic!("check after allocation {fail_at} of {count}: {error:?}")
+            });
+            assert_eq!(
+                output.output, expected,
+                "after allocation {fail_at} of {count} (persistent: {persistent})"
+            );
+            executor.cleanup().await.expect("cleanup");
+        }
+    }
+}
+
+extern "C" {
+    /// vendor/quickjs-patches/0700: what `JS_NewContext` adds after the base objects, the
+    /// groups in `lazy_groups` made on first use.
+    fn JS_AddStandardIntrinsics(ctx: *mut rquickjs::qjs::JSContext, lazy_groups: c_int) -> c_int;
+}
+
+/// A bare context (no engine) whose five groups are made on first use, as the engine's.
+fn lazy_context(runtime: &rquickjs::Runtime) -> rquickjs::Context {
+    let context = rquickjs::Context::base(runtime).expect("context");
+    context.with(|ctx| {
+        // SAFETY: a new context of the runtime, locked by `with`.
+        let added = unsafe { JS_AddStandardIntrinsics(ctx.as_raw().as_ptr(), 0b1_1111) };
+        assert_eq!(added, 0);
+    });
+    context
+}
+
+fn eval_text(context: &rquickjs::Context, code: &str) -> Result<String, String> {
+    context.with(|ctx| {
+        ctx.eval::<String, _>(code)
+            .map_err(|_| format!("{:?}", ctx.catch()))
+    })
+}
+
+#[tokio::test]
+async fn a_built_in_whose_first_use_failed_is_made_by_the_next_use() {
+    let _serial = SERIAL.lock().await;
+    // First uses that make something: each lazy group (by a global and by QuickJS creating an
+    // object of it), a built-in method (made on first use upstream: patch 0105) and an accessor
+    // (patch 0730). Each of their allocations is refused in turn; the next use in the same
+    // context must then see exactly what a context whose first use succeeded sees.
+    let first_uses = [
+        "typeof Date",
+        "typeof Map",
+        "typeof Float64Array",
+        "typeof WeakRef",
+        "typeof DOMException",
+        "String(new Set([1]).size)",
+        "String(new Uint8Array(2).length)",
+        "(() => { try { atob('%') } catch (e) { return e.name } })()",
+        "typeof Array.prototype.flatMap",
+        "typeof Object.getOwnPropertyDescriptor(RegExp.prototype, 'flags').get",
+        "String(Symbol('d').description)",
+    ];
+    let check = format!(
+        "{LAZY_GLOBALS_CHECK} + ';' + [typeof Array.prototype.flatMap, /a/g.flags, \
+         Symbol('d').description, Object.getOwnPropertyDescriptor(RegExp.prototype, 'flags') \
+         .get.name].join()"
+    );
+    for first_use in first_uses {
+        let runtime = rquickjs::Runtime::new().unwrap();
+        let context = lazy_context(&runtime);
+        let expected = eval_text(&context, first_use).expect("first use");
+        let expected_check = eval_text(&context, &check).expect("check");
+        let runtime = rquickjs::Runtime::new().unwrap();
+        let context = lazy_context(&runtime);
+        arm(0, false);
+        eval_text(&context, first_use).expect("first use");
+        let count = disarm();
+        for persistent in [false, true] {
+            for fail_at in 1..=count {
+                let runtime = rquickjs::Runtime::new().unwrap();
+                let context = lazy_context(&runtime);
+                arm(fail_at, persistent);
+                // Whatever it answers (the program may catch the error), the engine fails such
+                // a run at the memory limit.
+                let _ = eval_text(&context, first_use);
+                disarm();
+                let what = format!(
+                    "{first_use}, allocation {fail_at} of {count} refused (persistent: {persistent})"
+                );
+                assert_eq!(
+                    eval_text(&context, first_use).as_ref(),
+                    Ok(&expected),
+                    "{what}"
+                );
+                assert_eq!(
+                    eval_text(&context, &check).as_ref(),
+                    Ok(&expected_check),
+                    "{what}"
+                );
+            }
+        }
+        eprintln!("{first_use}: {count} allocations swept");
+    }
+}

@@ -396,10 +396,10 @@ impl Display for Stmt {
                 Ok(())
             }
             Stmt::Switch(discriminant, cases) => {
-                write!(f, "switch ({discriminant}) {{\n")?;
+                writeln!(f, "switch ({discriminant}) {{")?;
                 for (test, body) in cases {
                     match test {
-                        Some(test) => write!(f, "case ({test}):\n")?,
+                        Some(test) => writeln!(f, "case ({test}):")?,
                         None => f.write_str("default:\n")?,
                     }
                     for statement in body {
@@ -415,7 +415,7 @@ impl Display for Stmt {
                 block(f, body)
             }
             Stmt::Class(name, members) => {
-                write!(f, "class {name} {{\n")?;
+                writeln!(f, "class {name} {{")?;
                 list(f, members, "\n")?;
                 f.write_str("\n}")
             }

@@ -9,9 +9,12 @@
 //! - [`values`]: arbitrary (also malformed) values copied into a sandbox and back.
 //! - [`options_tools`]: option values against the rules, and what a tool returns or throws,
 //!   with and without sandbox code rewiring the built-ins.
+//! - [`first_use`]: built-ins made on first use and the patched fast paths, first used in a
+//!   realm sandbox code tampered with, with an allocation or an interrupt check failed.
 //! - [`snapshot`]: snapshots and session payloads from untrusted bytes, opened, decoded and
 //!   restored.
 
+pub mod first_use;
 pub mod grammar;
 pub mod options_tools;
 pub mod snapshot;

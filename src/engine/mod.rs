@@ -257,6 +257,9 @@ pub enum EngineError {
     Runtime {
         message: String,
         at: Option<SourcePosition>,
+        /// The `name` of the thrown error (`TypeError`, `ReferenceError`, a subclass's own…);
+        /// `None` when what was thrown is not an error, or nothing was.
+        error_name: Option<String>,
     },
     /// A tool failed and user code did not catch it (§7.4); `retryable` is the tool's say.
     #[error("{tool}: {message}")]

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::host::{Host, PauseRequest, ToolCall, ToolFailure, ToolResult, ToolSpec};
+use super::host::{
+    Host, PauseRequest, ToolCall, ToolFailure, ToolResult, ToolSettlement, ToolSpec,
+};
 use super::{Engine, EngineConfig, RunAbort, RunReport, RunRequest};
 use crate::options::Options;
 use crate::value::Value;
@@ -30,6 +32,9 @@ pub enum FakeTool {
     /// through its promise.
     Pause(Option<Duration>, Value),
 }
+
+/// The settlements of [`FakeTool::Never`]'s calls, for the rest of the process.
+static NEVER_SETTLED: std::sync::Mutex<Vec<ToolSettlement>> = std::sync::Mutex::new(Vec::new());
 
 /// A [`Host`] whose tools are [`FakeTool`]s.
 #[derive(Default)]
@@ -65,7 +70,12 @@ impl Host for FakeHost {
                     call.reply.returned(behaviour(call.args));
                 });
             }
-            Some(FakeTool::Never) => std::mem::forget(call.reply.pending()),
+            // Kept, not forgotten: a settlement held for good is still reachable (LeakSanitizer
+            // reports what is not), and dropping it would settle the promise.
+            Some(FakeTool::Never) => NEVER_SETTLED
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .push(call.reply.pending()),
             Some(FakeTool::Pause(None, reason)) => call.reply.paused(PauseRequest {
                 reason,
                 args: call.args,
@@ -139,4 +149,15 @@ pub fn run_abortable(
         .run(RunRequest::new(code.into(), options, abort.clone()))
         .blocking_recv()
         .unwrap()
+}
+
+/// How many times slower than usual the tests' code runs: `SES_TEST_SLOW` (a whole number, 1 when
+/// unset or unreadable), which `npm run test:asan` sets for the sanitizer's cost. The time bounds
+/// of tests that prove something stops promptly are multiplied by it; nothing else changes.
+pub fn slowdown() -> u32 {
+    std::env::var("SES_TEST_SLOW")
+        .ok()
+        .and_then(|factor| factor.parse().ok())
+        .filter(|&factor| factor >= 1)
+        .unwrap_or(1)
 }

@@ -467,9 +467,6 @@ impl Executor {
         let inner = Arc::clone(&self.inner);
         let abort = RunAbort::new();
         let request = RunRequest::new(String::new(), &self.options, abort.clone());
-        // Nothing of the executor runs ahead of a resumed run: its deadline counts from the
-        // call, a replay of the run up to the paused call included.
-        let called_at = request.called_at;
         let ending = RunEnding {
             inner: Arc::clone(&inner),
             watched: abort,
@@ -531,7 +528,9 @@ impl Executor {
                     });
                 }
             }
-            ending.finish(reply, Some(called_at)).await
+            // The runs of the session before the paused one are replayed first, each under its
+            // own deadline: the resumed run's counts from when the engine takes it up.
+            ending.finish(reply, None).await
         }
     }
 
@@ -841,7 +840,17 @@ fn tool_names(journal: &Journal) -> Vec<String> {
 fn run_failed(error: EngineError, logs: String) -> ExecutorError {
     let error = match error {
         EngineError::Invalid(diagnostics) => return code_refused(&diagnostics),
-        EngineError::Runtime { message, at } => at_position(ExecutorError::runtime(message), at),
+        EngineError::Runtime {
+            message,
+            at,
+            error_name,
+        } => {
+            let error = at_position(ExecutorError::runtime(message), at);
+            match error_name {
+                Some(name) => error.with_detail("errorName", name),
+                None => error,
+            }
+        }
         EngineError::ImportNotAllowed { message, at } => {
             at_position(ExecutorError::import_refused(message), at)
         }

@@ -253,7 +253,7 @@ impl SesExecutor {
     // `read_to`, a second argument left out of the typings, is how the package's JS entry
     // (`lib/executor.cjs`) gets what it needs of the options as this reader read them, so that
     // no option is read twice: called with the `tracer` and its `startSpan` (or `undefined`
-    // for none) and the `authorizedImports`.
+    // for none), the `authorizedImports` and `captureToolContent` (`undefined` when left out).
     #[napi(constructor, ts_args_type = "options?: ExecutorOptions")]
     pub fn new(
         env: Env,
@@ -270,6 +270,7 @@ impl SesExecutor {
         let mut resolved = resolve(&env, options).map_err(|error| to_napi_error(&env, error))?;
         let tracer = resolved.tracer.take();
         let imports = resolved.options.authorized_imports.clone();
+        let capture_tool_content = resolved.capture_tool_content;
         let executor = Self::with_options(&env, resolved)?;
         if let Some(to) = read_to.filter(|to| guarded::type_of(to) == ValueType::Function) {
             let undefined = guarded::undefined(&env).raw();
@@ -277,11 +278,15 @@ impl SesExecutor {
                 (tracer.tracer.raw(), tracer.start_span.raw())
             });
             let imports = imports.into_unknown(&env)?;
+            let capture = match capture_tool_content {
+                Some(capture) => capture.into_unknown(&env)?.raw(),
+                None => undefined,
+            };
             let _ = guarded::call(
                 &env,
                 &to,
                 &guarded::undefined(&env),
-                &[tracer, start_span, imports.raw()],
+                &[tracer, start_span, imports.raw(), capture],
             );
             guarded::clear(&env);
         }
@@ -540,6 +545,7 @@ impl SesExecutor {
             on_log,
             on_event,
             tracer: _,
+            capture_tool_content: _,
         } = resolved;
         let tools: ToolTable = Arc::new(Mutex::new(Tools::with_modules(module_tools)));
         let logs = on_log.map(LogStream::new);

@@ -45,9 +45,10 @@ export declare class ExecutorError extends Error {
   /**
    * Structured context: `diagnostics` for validation failures (and the `WARNING`s and `INFO`s
    * of a run that failed at run time); `line`, `column` and `sourceLine` (in the caller's code)
-   * for runtime exceptions; `state` for invalid states; `maxOperations`, `timeoutMs` for limits.
+   * and `errorName` for runtime exceptions; `state` for invalid states; `maxOperations`,
+   * `timeoutMs` for limits.
    */
-  readonly details: Record<string, unknown>
+  readonly details: ExecutorErrorDetails
   /** The run's logs up to the failure, for errors raised while code ran. */
   readonly logs?: string
   /**
@@ -56,6 +57,23 @@ export declare class ExecutorError extends Error {
    * raised before the executor took the run up (`ERR_INVALID_STATE`, a full queue).
    */
   readonly trace?: Array<TraceEvent>
+}
+
+/** `ExecutorError.details`: each field where it applies, and others a code documents. */
+export interface ExecutorErrorDetails {
+  /** Where in the caller's code the failure happened: 1-based line and column, and the line. */
+  line?: number
+  column?: number
+  sourceLine?: string
+  /**
+   * `ERR_RUNTIME_EXCEPTION` from a thrown error: the error's `name` (`TypeError`,
+   * `ReferenceError`, `SyntaxError`, `RangeError`, `EvalError`, a subclass's own name…), what
+   * the message starts with. Absent when the thrown value is no error (`throw "text"`).
+   */
+  errorName?: string
+  /** Every finding of validation (and the warnings of a run that failed at run time). */
+  diagnostics?: Diagnostic[]
+  [key: string]: unknown
 }
 
 /**
@@ -267,6 +285,17 @@ export interface ExecutorOptions {
    * Default: `1048576 (1 MiB)`. Accepts: integer ≥ 1024.
    */
   maxTraceBytes?: number
+  /**
+   * Record each tool call's arguments and result on its OpenTelemetry span
+   * (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, as JSON text): opt-in, as
+   * the GenAI conventions ask, since they may hold user data. Left out, it is `true` when
+   * the environment variable `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is
+   * `true` (or `span_only`, `span_and_event`). Read here with the other options and handed
+   * to the package's JS entry (`lib/tracing.cjs`), as `tracer` is.
+   *
+   * Default: `false`.
+   */
+  captureToolContent?: boolean
   /**
    * Modules `await import(name)` can load, for names in `authorizedImports`: ES module source
    * text (run inside the sandbox, under the same guards), or an object whose functions become

@@ -306,6 +306,9 @@ pub struct Resolved<'env> {
     pub on_log: Option<FunctionRef<JsLogEntry, Unknown<'static>>>,
     pub on_event: Option<Listener>,
     pub tracer: Option<Tracer<'env>>,
+    /// `captureToolContent` as given (`None` when left out: the JS entry then asks the
+    /// environment, as OpenTelemetry's GenAI instrumentations do).
+    pub capture_tool_content: Option<bool>,
 }
 
 /// The `tracer` option and its `startSpan` function, each read once.
@@ -382,6 +385,7 @@ pub fn resolve<'env>(
         on_log,
         on_event,
         tracer,
+        capture_tool_content: raw.capture_tool_content,
     })
 }
 

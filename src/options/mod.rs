@@ -169,6 +169,15 @@ declare_options! {
         max_trace_bytes: usize = "maxTraceBytes",
             default JsDefault::Number(DEFAULT_MAX_TRACE_BYTES as f64),
             bounds Bounds::at_least(MIN_MAX_TRACE_BYTES as f64).bytes();
+        /// Record each tool call's arguments and result on its OpenTelemetry span
+        /// (`gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, as JSON text): opt-in, as
+        /// the GenAI conventions ask, since they may hold user data. Left out, it is `true` when
+        /// the environment variable `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is
+        /// `true` (or `span_only`, `span_and_event`). Read here with the other options and handed
+        /// to the package's JS entry (`lib/tracing.cjs`), as `tracer` is.
+        capture_tool_content: bool = "captureToolContent",
+            default JsDefault::Boolean(false),
+            bounds Bounds::NONE;
     }
     host {
         /// Modules `await import(name)` can load, for names in `authorizedImports`: ES module source

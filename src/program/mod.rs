@@ -3,10 +3,12 @@
 //! internal bindings named here.
 
 mod deep_stack;
+mod function_names;
 mod module;
 mod nul;
 mod parse;
 pub mod positions;
+mod regexp;
 mod rewrite;
 pub mod rules;
 #[cfg(test)]

@@ -63,7 +63,7 @@ pub(super) fn parse<'a>(
 ) -> Result<(Program<'a>, Scoping), Vec<Diagnostic>> {
     let options = ParseOptions {
         preserve_parens: false,
-        ..ParseOptions::default()
+        ..parse_options()
     };
     let (mut program, typescript) = parse_source(
         allocator,
@@ -75,11 +75,25 @@ pub(super) fn parse<'a>(
     )?;
     check_wrapper_intact(&program, source)?;
     check_script_only(&program, source)?;
+    super::regexp::check(&program, wrapped, source, PREFIX.len())?;
     let scoping = analyse(allocator, &mut program, typescript, source, PREFIX.len())?;
     if typescript {
         check_lowered(&program)?;
     }
     Ok((program, scoping))
+}
+
+/// The parser's options for agent code and modules alike. Regular expression literals are
+/// parsed, so that a pattern or flags QuickJS would refuse as the script compiles (an early
+/// error) is a `syntax_valid` diagnostic here, with the line, rather than a `SyntaxError` at
+/// run time (with `regexp.rs` for what oxc's parser lets through);
+/// `engine/tests/conformance/regexp_syntax.rs` holds the verdicts against QuickJS's own
+/// regexp compiler.
+pub(super) fn parse_options() -> ParseOptions {
+    ParseOptions {
+        parse_regular_expression: true,
+        ..ParseOptions::default()
+    }
 }
 
 /// Checks that the JavaScript a TypeScript program was stripped to parses by itself. oxc's

@@ -1,9 +1,10 @@
 //! The rewrite of §2.2 TRANSFORM: the run's result (the last expression's value, or a top-level
 //! `return`'s). Nothing else changes: the user's statements stay where they are, so that they mean
-//! what they mean in a global script (docs/contract.md "Script semantics first"). The loop guard
-//! (§6.3) is not a rewrite: QuickJS compiles it into every loop body itself (the engine's
-//! `reflect::install_loop_guard`, QuickJS patch 0600), so no name lookup or call per iteration is
-//! needed and no code can bypass it.
+//! what they mean in a global script (docs/contract.md "Script semantics first"); where the
+//! parentheses the parse drops kept a function anonymous, it stays so (`function_names.rs`). The
+//! loop guard (§6.3) is not a rewrite: QuickJS compiles it into every loop body itself (the
+//! engine's `reflect::install_loop_guard`, QuickJS patch 0600), so no name lookup or call per
+//! iteration is needed and no code can bypass it.
 //!
 //! The parsed program is the wrapper function of `parse.rs`; its body becomes a global script,
 //! which the engine evaluates as a REPL input with top-level `await` and `return` (see
@@ -28,6 +29,7 @@ use oxc_ast_visit::{walk_mut, VisitMut};
 use oxc_span::{Span, SPAN};
 use oxc_syntax::scope::ScopeFlags;
 
+use super::function_names::KeepAnonymous;
 use super::RESULT_FUNCTION;
 
 /// Rewrites `program` (the intact wrapper of `parse.rs`) in place into the global script
@@ -47,6 +49,10 @@ pub(super) fn rewrite<'a>(allocator: &'a Allocator, program: &mut Program<'a>) {
         builder: AstBuilder::new(allocator),
     };
     instrument.visit_statements(&mut statements);
+    KeepAnonymous {
+        builder: AstBuilder::new(allocator),
+    }
+    .visit_statements(&mut statements);
 
     if !capture_last_expression(&mut statements, builder) {
         // Code whose only values are string literals is all directive prologue (`"ready"`, or

@@ -478,3 +478,64 @@ fn a_hashbang_line_at_the_start_is_a_comment_and_anywhere_else_a_syntax_error() 
     assert_eq!(rules_of("1;\n#!/usr/bin/env node"), ["syntax_valid"]);
     assert_eq!(rules_of(" #! not first"), ["syntax_valid"]);
 }
+
+#[test]
+fn a_function_assigned_to_a_parenthesized_name_stays_anonymous() {
+    // The parse drops the parentheses; the rewrite keeps what they meant (ECMA-262
+    // IsIdentifierRef): no name for the function, the same value.
+    for (code, rewritten) in [
+        ("(f) = function () {}; 0", "f = (0, function() {});"),
+        ("((f)) = () => {}; 0", "f = (0, () => {});"),
+        ("(f) ??= class {}; 0", "f ??= (0, class {});"),
+        ("(f) ||= async () => {}; 0", "f ||= (0, async () => {});"),
+    ] {
+        let transformed = transformed(code);
+        assert!(
+            transformed.contains(rewritten),
+            "{code:?} became {transformed:?}"
+        );
+    }
+    // Where a name is given, the value is no anonymous function, or QuickJS names it anyway
+    // (a destructuring default), nothing changes.
+    for code in [
+        "f = function () {}; 0",
+        "(f = function () {}); 0",
+        "f = (function () {}); 0",
+        "(f) = function g() {}; 0",
+        "(f) = 1; 0",
+        "(f) += function () {}; 0",
+        "(o.f) = function () {}; 0",
+        "[(f) = () => {}] = []; 0",
+        "({ x: (f) = () => {} } = {}); 0",
+    ] {
+        let transformed = transformed(code);
+        assert!(
+            !transformed.contains("(0, "),
+            "{code:?} became {transformed:?}"
+        );
+    }
+}
+
+#[test]
+fn regexp_literals_quickjs_refuses_are_syntax_errors_at_their_line() {
+    for code in [
+        "const ok = 1;\nconst r = /(?<n>a)(?<n>b)/;",
+        "const ok = 1;\nconst r = /a{2,1}/;",
+        "const ok = 1;\nconst r = /[b-a]/;",
+        "const ok = 1;\nconst r = /\\p{Nope}/u;",
+        "const ok = 1;\nconst r = /a/gg;",
+        "const ok = 1;\nconst r = /(/;",
+    ] {
+        let prepared = prepare(code, &ProgramContext::default());
+        let found = located(&prepared);
+        assert!(
+            matches!(found.as_slice(), [("syntax_valid", 2, _)]),
+            "{code:?}: {found:?} {:?}",
+            prepared.diagnostics
+        );
+    }
+    // Annex B syntax QuickJS accepts stays accepted.
+    for code in ["/{/", "/]/", "/\\c/", "/a{,1}/", "/\\8/", "/[\\c1]/"] {
+        assert!(rules_of(code).is_empty(), "{code}: {:?}", rules_of(code));
+    }
+}

@@ -1,5 +1,5 @@
 //! Durable sessions: the record of what made an executor's state, from which a fresh runtime in
-//! any process rebuilds exactly that state (README "Durable sessions").
+//! any process rebuilds exactly that state (docs/sessions.md "How a session is kept").
 //!
 //! A session is a [`Journal`]: where it began ([`Origin`]: a fresh context, whose random seed and
 //! clock origin it keeps, or a checkpoint image of the state at some point) and every step since
@@ -153,8 +153,8 @@ pub enum Outcome {
     Failed,
 }
 
-/// The options a session's state depends on: a restore must be given the same ones (README
-/// "Durable sessions" says why each matters). Limits that only bound a run (`timeoutMs`,
+/// The options a session's state depends on: a restore must be given the same ones
+/// (docs/sessions.md "Snapshot and restore"). Limits that only bound a run (`timeoutMs`,
 /// `memoryLimitBytes`, `maxOperations`) are not among them: they hold during a restore as the
 /// restoring executor sets them.
 #[derive(Debug, Clone, PartialEq)]

@@ -562,26 +562,35 @@ impl<'a, 'js> Reflect<'a, 'js> {
 
     /// Takes the [`Intrinsics`] of every class the realm has made that are not taken yet: all of
     /// them when the context is made but those of the groups QuickJS makes on first use, and
-    /// those of such a group when it is made (`intrinsics_made`).
+    /// those of such a group when it is made (`intrinsics_made`). All or nothing: a failure
+    /// keeps none of this call's, as QuickJS then undoes the group it made.
     fn capture_made(&self) -> rquickjs::Result<()> {
         let Some(intrinsics) = self.ctx.userdata::<Intrinsics<'js>>() else {
             return Ok(());
         };
         let missing = || rquickjs::Error::new_from_js("context", "a context with every built-in");
         let made = |class: Option<u32>| class.is_none_or(|class| self.class_proto(class).is_some());
+        let mut functions = Vec::new();
         for (index, &(class, name, getter)) in BUILT_INS.iter().enumerate() {
             if intrinsics.functions.borrow()[index].is_none() && made(Some(class)) {
                 let function = self
                     .current_native_fn(class, name, getter)
                     .ok_or_else(missing)?;
-                intrinsics.functions.borrow_mut()[index] = Some(function);
+                functions.push((index, function));
             }
         }
+        let mut constructors = Vec::new();
         for (index, &constructor) in CONSTRUCTORS.iter().enumerate() {
             if intrinsics.constructors.borrow()[index].is_none() && made(constructor.1) {
                 let found = self.current_constructor(constructor).ok_or_else(missing)?;
-                intrinsics.constructors.borrow_mut()[index] = Some(found);
+                constructors.push((index, found));
             }
+        }
+        for (index, function) in functions {
+            intrinsics.functions.borrow_mut()[index] = Some(function);
+        }
+        for (index, constructor) in constructors {
+            intrinsics.constructors.borrow_mut()[index] = Some(constructor);
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
-//! The raw QuickJS access of durable sessions (QuickJS patch 0800, `engine::session`): the
-//! session hook that every clock read passes through, a context's `Math.random` state, and the
+//! The raw QuickJS access of durable sessions (QuickJS patches 0800 and 0802,
+//! `engine::session`): the session hook that every clock read (and every `WeakRef` or
+//! `FinalizationRegistry` made) passes through, a context's `Math.random` state, and the
 //! interrupt counter a run starts afresh. Like `reflect.rs`, nothing here runs sandbox code.
 
 use std::ffi::{c_int, c_void};
@@ -18,6 +19,9 @@ pub(in crate::engine) enum ClockRead {
     PerformanceNow,
     /// `performance.timeOrigin`, read once as a context is made.
     TimeOrigin,
+    /// A `WeakRef` or `FinalizationRegistry` is made (patch 0802): no value, but from now on
+    /// code can tell when the garbage collector ran, which no record can make a replay repeat.
+    GcObserver,
 }
 
 impl ClockRead {
@@ -26,6 +30,7 @@ impl ClockRead {
             0 => Some(Self::DateNow),
             1 => Some(Self::PerformanceNow),
             2 => Some(Self::TimeOrigin),
+            3 => Some(Self::GcObserver),
             _ => None,
         }
     }

@@ -2,9 +2,11 @@
 //! loops without guards: `eval`, and the `Function` constructors (`Function`, and those of
 //! async, generator and async generator functions, reachable as `f.constructor`).
 //!
-//! They are made unavailable rather than guarded: every such call throws an `EvalError` that
-//! tells the model to write the code directly. `instanceof Function` and `Function.prototype`
-//! keep working, because each stub keeps the real prototype.
+//! They are made unavailable rather than guarded: every such call throws an `EvalError` (the
+//! realm's own, made by its intrinsic constructor, so `instanceof EvalError` holds whatever
+//! sandbox code did to the global) that tells the model to write the code directly.
+//! `instanceof Function` and `Function.prototype` keep working, because each constructor stub
+//! keeps the real prototype; the `eval` stub is, like `eval`, no constructor.
 //!
 //! Spec: Appendix A (default lockdown policy) and §6.3 (every loop guarded).
 
@@ -12,7 +14,7 @@ use rquickjs::function::Rest;
 use rquickjs::object::Property;
 use rquickjs::{Ctx, Function, Object, Result, Value};
 
-use super::globals::named_error;
+use crate::engine::quickjs::reflect::Reflect;
 
 /// What the model sees when it tries.
 pub const UNAVAILABLE: &str =
@@ -21,7 +23,7 @@ pub const UNAVAILABLE: &str =
 /// Replaces `eval` and every function constructor in `ctx` with throwing stubs.
 pub fn lock_down(ctx: &Ctx<'_>) -> Result<()> {
     let globals = ctx.globals();
-    let eval = stub(ctx, "eval")?;
+    let eval = stub(ctx, "eval", false)?;
     globals.prop("eval", Property::from(eval).writable().configurable())?;
 
     // The constructors of the four kinds of functions, through instances of each kind: the
@@ -41,7 +43,7 @@ pub fn lock_down(ctx: &Ctx<'_>) -> Result<()> {
             "GeneratorFunction",
             "AsyncGeneratorFunction",
         ][index];
-        let constructor = stub(ctx, name)?;
+        let constructor = stub(ctx, name, true)?;
         constructor.prop("prototype", Property::from(prototype.clone()))?;
         prototype.prop(
             "constructor",
@@ -59,15 +61,19 @@ pub fn lock_down(ctx: &Ctx<'_>) -> Result<()> {
     Ok(())
 }
 
-/// A function named `name` that throws [`UNAVAILABLE`] however it is called.
-fn stub<'js>(ctx: &Ctx<'js>, name: &str) -> Result<Function<'js>> {
+/// A function named `name` that throws an `EvalError` with [`UNAVAILABLE`] however it is
+/// called; a constructor (as the function constructors it stands for are) when `constructor`.
+fn stub<'js>(ctx: &Ctx<'js>, name: &str, constructor: bool) -> Result<Function<'js>> {
     Function::new(
         ctx.clone(),
         |ctx: Ctx<'js>, _args: Rest<Value<'js>>| -> Result<()> {
-            let error = named_error(&ctx, "EvalError", UNAVAILABLE)?;
-            Err(ctx.throw(error.into_value()))
+            let error = Reflect::new(&ctx)
+                .intrinsic_constructor("EvalError")
+                .ok_or(rquickjs::Error::Exception)?
+                .construct::<_, Value>((UNAVAILABLE,))?;
+            Err(ctx.throw(error))
         },
     )?
     .with_name(name)
-    .map(|function| function.with_constructor(true))
+    .map(|function| function.with_constructor(constructor))
 }

@@ -297,11 +297,14 @@ impl Bridge {
                         }
                         ToolAnswer::Returned(result) => (result, false),
                         ToolAnswer::Settled(result) => (result, true),
-                        ToolAnswer::Paused(pause) => {
-                            let site = CallSite::here(ctx).map(|site| site.position());
-                            self.pause(state, tool, number, site, *pause);
-                            return Err(throw_stop(ctx));
-                        }
+                        ToolAnswer::Paused(pause) => match unpausable(state) {
+                            Some(failure) => (Err(failure), false),
+                            None => {
+                                let site = CallSite::here(ctx).map(|site| site.position());
+                                self.pause(state, tool, number, site, *pause);
+                                return Err(throw_stop(ctx));
+                            }
+                        },
                     };
                     self.add_tool_time(started);
                     state.tape.returned(&result);
@@ -389,6 +392,10 @@ impl Bridge {
             return Next::Settled;
         };
         let number = self.number(id);
+        let result = match (result, unpausable(state)) {
+            (Settlement::Pause(_), Some(failure)) => Settlement::Result(Err(failure)),
+            (result, _) => result,
+        };
         match result {
             Settlement::Result(result) => {
                 state.tape.settled(number, &result);
@@ -677,6 +684,17 @@ impl Bridge {
 }
 
 /// A failure as the trace shows it.
+/// Why a tool's `pauseRun()` cannot pause the run, if it cannot: a paused run is resumed by
+/// replaying the session, which must then be one a replay repeats exactly. The call fails
+/// instead, as if the tool had thrown.
+fn unpausable(state: &RunState) -> Option<ToolFailure> {
+    state.tape.broken().map(|why| {
+        ToolFailure::new(format!(
+            "pauseRun(): the run cannot pause, because the session cannot be replayed: {why}"
+        ))
+    })
+}
+
 fn failed(failure: &ToolFailure) -> ToolOutcome {
     ToolOutcome::Failed {
         name: failure.name.clone(),

@@ -48,7 +48,11 @@ pub fn runtime_error<'js>(
     program: &PreparedProgram,
     site: Option<&str>,
 ) -> EngineError {
-    let (description, stack) = describe(ctx, thrown);
+    let Described {
+        description,
+        stack,
+        name,
+    } = describe(ctx, thrown);
     if let Some(failure) = copy_failure_of(ctx, thrown) {
         if let Some(limit) = failure.limit {
             let at = locate(stack.as_deref(), site, program);
@@ -89,7 +93,11 @@ pub fn runtime_error<'js>(
     if let Some(limit) = crate::engine::realm::canvas::limit_of(thrown) {
         return EngineError::CanvasLimit { limit, message, at };
     }
-    EngineError::Runtime { message, at }
+    EngineError::Runtime {
+        message,
+        at,
+        error_name: name,
+    }
 }
 
 /// `description (line N: source line)` when the position is known.
@@ -114,7 +122,11 @@ pub fn result_too_large(
     let message = at_line(format!("RangeError: {error}"), &at);
     match error.limit {
         Some(limit) => EngineError::TooLarge { message, limit, at },
-        None => EngineError::Runtime { message, at },
+        None => EngineError::Runtime {
+            message,
+            at,
+            error_name: Some("RangeError".into()),
+        },
     }
 }
 
@@ -124,6 +136,7 @@ pub fn never_settles(program: &PreparedProgram, site: Option<&str>) -> EngineErr
     EngineError::Runtime {
         message: "the code awaits a promise that can never settle (nothing is left to run that could settle it)".into(),
         at: locate(None, site, program),
+        error_name: None,
     }
 }
 
@@ -151,7 +164,7 @@ pub fn tool_error<'js>(
     program: &PreparedProgram,
     site: Option<&str>,
 ) -> EngineError {
-    let (_, stack) = describe(ctx, thrown);
+    let stack = describe(ctx, thrown).stack;
     EngineError::Tool {
         tool,
         message: format!("{}: {}", failure.name, failure.message),
@@ -160,8 +173,17 @@ pub fn tool_error<'js>(
     }
 }
 
-/// `Name: message` (or `Uncaught <inspect>`) and the stack of a thrown value.
-fn describe<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> (String, Option<String>) {
+/// What a thrown value says of itself.
+struct Described {
+    /// `Name: message`, or `Uncaught <inspect>` for a value that is no error.
+    description: String,
+    stack: Option<String>,
+    /// The error's `name`; `None` for a value that is no error.
+    name: Option<String>,
+}
+
+/// Reads the `name`, `message` and `stack` of a thrown value, once each.
+fn describe<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> Described {
     match thrown.as_exception() {
         Some(error) => {
             let name = error
@@ -171,13 +193,21 @@ fn describe<'js>(ctx: &Ctx<'js>, thrown: &JsValue<'js>) -> (String, Option<Strin
                 .unwrap_or_else(|| "Error".into());
             let message = error.message().unwrap_or_default();
             let description = if message.is_empty() {
-                name
+                name.clone()
             } else {
                 format!("{name}: {message}")
             };
-            (description, error.stack())
+            Described {
+                description,
+                stack: error.stack(),
+                name: Some(name),
+            }
         }
-        None => (format!("Uncaught {}", inspect::inspect(ctx, thrown)), None),
+        None => Described {
+            description: format!("Uncaught {}", inspect::inspect(ctx, thrown)),
+            stack: None,
+            name: None,
+        },
     }
 }
 

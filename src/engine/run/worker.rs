@@ -579,7 +579,11 @@ impl Worker {
         let images = match self.canvas.take_images(result.is_ok()) {
             Ok(images) => images,
             Err(message) => {
-                result = Err(EngineError::Runtime { message, at: None });
+                result = Err(EngineError::Runtime {
+                    message,
+                    at: None,
+                    error_name: None,
+                });
                 Vec::new()
             }
         };

@@ -571,6 +571,11 @@ pub(in crate::engine) fn apply<'js>(
                 }
                 Kind::Boxed(inner) => {
                     let inner = value_of(ctx, builtins, &mut found, &symbols, &objects, inner)?;
+                    // `Object(o)` is `o` itself: a forged image would get a built-in (or one of
+                    // its own objects) to change under another node's number.
+                    if inner.is_object() {
+                        return Err("a wrapper around an object".into());
+                    }
                     let object = global(ctx, "Object")?
                         .into_function()
                         .ok_or("Object is no function")?;

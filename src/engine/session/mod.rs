@@ -1,6 +1,6 @@
-//! The engine's side of durable sessions (README "Durable sessions"): the [`Tape`] that records
-//! what a session's runs saw from outside the sandbox into its journal (`crate::session`), and
-//! plays it back when a fresh runtime replays the session.
+//! The engine's side of durable sessions (docs/sessions.md "How a session is kept"): the
+//! [`Tape`] that records what a session's runs saw from outside the sandbox into its journal
+//! (`crate::session`), and plays it back when a fresh runtime replays the session.
 //!
 //! Recording is always on and costs a push per event: an executor cannot know whether it will be
 //! snapshotted. What the journal keeps is bounded ([`JOURNAL_BUDGET`]); past it the session can
@@ -273,6 +273,15 @@ impl Tape {
         }
     }
 
+    /// Marks the session as one a replay cannot repeat exactly (until a checkpoint holds its
+    /// state), for `why`.
+    fn unrepeatable(&self, why: &str) {
+        let mut broken = self.broken.borrow_mut();
+        if broken.is_none() {
+            *broken = Some(why.to_owned());
+        }
+    }
+
     /// Counts `bytes` against the budget; false (and the session broken) past it.
     fn charge(&self, bytes: usize) -> bool {
         if self.broken.borrow().is_some() {
@@ -359,6 +368,12 @@ impl Tape {
 
     /// A read of the clock: recorded, or played back. `value` is what the clock says now.
     pub(in crate::engine) fn clock(&self, read: ClockRead, value: f64) -> f64 {
+        if read == ClockRead::GcObserver {
+            self.unrepeatable(
+                "it made a WeakRef or FinalizationRegistry since its last checkpoint, which tell code when the garbage collector ran, and a replay does not repeat that",
+            );
+            return value;
+        }
         if read == ClockRead::TimeOrigin {
             let mut journal = self.journal.borrow_mut();
             return match &mut journal.origin {

@@ -7,8 +7,10 @@
 
 mod conformance;
 mod deadline;
+mod first_use;
 mod intrinsics;
 mod loop_guard;
+mod loop_inventory;
 mod oom;
 mod regexp;
 mod semantics;
@@ -341,6 +343,41 @@ fn eval_and_every_function_constructor_are_unavailable() {
             other => panic!("{code}: {other:?}"),
         }
     }
+}
+
+#[test]
+fn the_refusal_is_a_real_eval_error_and_eval_is_no_constructor() {
+    let engine = engine_with(host(), &options());
+    // Taken before the global is replaced: the refusal is the realm's own EvalError all the
+    // same. `Promise.all.call(C, [])` constructs `C`, so a constructor `eval` would be called.
+    let code = "const RealEvalError = EvalError; globalThis.EvalError = function () {};
+        const refusal = (call) => { try { call(); return 'no error' } catch (e) { return e } };
+        const a = refusal(() => eval('1'));
+        const b = refusal(() => new Function('return 1'));
+        const c = refusal(() => Promise.all.call(eval, []));
+        [a instanceof RealEvalError, Object.getPrototypeOf(a) === RealEvalError.prototype,
+         a.constructor === RealEvalError, typeof a.stack,
+         b instanceof RealEvalError, c instanceof TypeError, c.message]";
+    let Value::Array(items) = output(run_on(&engine, code, &options())) else {
+        panic!("not an array");
+    };
+    let items: Vec<Value> = items.into_iter().map(Option::unwrap).collect();
+    assert_eq!(
+        items[..6],
+        [
+            Value::Bool(true),
+            Value::Bool(true),
+            Value::Bool(true),
+            Value::String("string".into()),
+            Value::Bool(true),
+            Value::Bool(true),
+        ]
+    );
+    assert!(
+        matches!(&items[6], Value::String(message) if message.contains("not a constructor")),
+        "{:?}",
+        items[6]
+    );
 }
 
 #[test]

@@ -7,12 +7,12 @@
 //! and compares results and `lastIndex`; the other tests prove that anything code could
 //! observe still takes the spec's path.
 
-use crate::engine::testing::{engine_with, run_on, FakeHost};
+use crate::engine::testing::{engine_with, run_on, slowdown, FakeHost};
 use crate::engine::*;
 
 fn options() -> Options {
     Options {
-        timeout_ms: 20_000,
+        timeout_ms: 20_000 * u64::from(slowdown()),
         max_operations: u64::MAX,
         ..Options::default()
     }

@@ -73,6 +73,10 @@ struct SliceState {
     yielder: Cell<*const Yielder<(), ()>>,
     /// When the current slice began (set by the thread that resumes the coroutine).
     started: Cell<Instant>,
+    /// The resuming thread's CPU time when the slice began, read only when other jobs waited
+    /// then (a turn nobody waits for pays no system call): a slice ends after that much CPU,
+    /// not wall-clock time, so a turn the kernel set aside on a busy machine is not cut short.
+    cpu_started: Cell<Option<Duration>>,
     /// The deadline the job reported when it last suspended itself.
     deadline: Cell<Option<Instant>>,
     /// How many jobs wait for a thread (the pool's count, set by the thread that resumes).
@@ -107,6 +111,7 @@ impl Task {
         let state = Box::new(SliceState {
             yielder: Cell::new(ptr::null()),
             started: Cell::new(Instant::now()),
+            cpu_started: Cell::new(None),
             deadline: Cell::new(None),
             waiting: Cell::new(None),
         });
@@ -175,6 +180,13 @@ pub(crate) fn resume(mut task: Task, waiting: &'static AtomicUsize) -> Ran {
         return Ran::Finished(Arc::clone(&task.job));
     };
     task.state.started.set(Instant::now());
+    task.state
+        .cpu_started
+        .set(if waiting.load(Ordering::Acquire) > 0 {
+            thread_cpu_time()
+        } else {
+            None
+        });
     task.state.waiting.set(Some(waiting));
     let outer = CURRENT.replace(&*task.state);
     let result = coroutine.resume(());
@@ -216,6 +228,17 @@ pub(crate) fn yield_if_due(deadline: Option<Instant>) -> Duration {
     {
         return Duration::ZERO;
     }
+    // The wall clock is only a cheap first test (CPU time never runs ahead of it): a run the
+    // kernel preempted for a slice's length has not had its turn, and giving its thread up now
+    // would put it behind every waiting job (a trivial run would wait a whole round).
+    let computed = slice
+        .cpu_started
+        .get()
+        .zip(thread_cpu_time())
+        .map(|(started, now)| now.saturating_sub(started));
+    if computed.is_some_and(|computed| computed < self::slice()) {
+        return Duration::ZERO;
+    }
     let yielder = slice.yielder.get();
     if yielder.is_null() {
         return Duration::ZERO;
@@ -225,6 +248,30 @@ pub(crate) fn yield_if_due(deadline: Option<Instant>) -> Duration {
     unsafe { &*yielder }.suspend(());
     // Possibly on another thread from here: no thread-local is read again.
     slice.started.get().saturating_duration_since(now)
+}
+
+/// The CPU time the calling thread has used, where the system keeps one per thread.
+// libc's `clock_gettime` rather than a crate: one call, and libc is already a dependency.
+#[cfg(unix)]
+fn thread_cpu_time() -> Option<Duration> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec; the call writes only it.
+    let read = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    (read == 0).then(|| {
+        Duration::new(
+            u64::try_from(now.tv_sec).unwrap_or(0),
+            u32::try_from(now.tv_nsec).unwrap_or(0),
+        )
+    })
+}
+
+/// Elsewhere the slice is measured by the wall clock alone.
+#[cfg(not(unix))]
+fn thread_cpu_time() -> Option<Duration> {
+    None
 }
 
 /// Test builds: suspends the running coroutine at once, whatever its slice.

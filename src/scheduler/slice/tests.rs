@@ -266,6 +266,37 @@ fn a_finished_task_gives_its_stack_back() {
     assert_eq!(ran.load(Ordering::SeqCst), 1);
 }
 
+/// Another job waits, for tasks resumed by hand that must see contention.
+static ONE_WAITS: AtomicUsize = AtomicUsize::new(1);
+
+/// A thread the kernel set aside (here: asleep) for a slice's length has not had its slice: on
+/// a busy machine, a trivial run cut there would wait behind every spinner.
+#[cfg(unix)]
+#[test]
+fn a_slice_is_cpu_time_so_a_turn_spent_off_the_cpu_is_not_cut() {
+    let (seen, after_sleep) = mpsc::channel();
+    let seen = Mutex::new(seen);
+    let job = work(SMALL_STACK, move || {
+        std::thread::sleep(slice() * 3);
+        let _ = seen.lock().unwrap().send(yield_if_due(None));
+        // Computing for a slice ends it (the test thread resumes it to its end).
+        let started = Instant::now();
+        while yield_if_due(None).is_zero() && started.elapsed() < Duration::from_secs(60) {
+            std::hint::spin_loop();
+        }
+    });
+    let task = Task::new(job, stack_pool::take(SMALL_STACK).expect("a stack"));
+    let Ran::Suspended(task) = resume(task, &ONE_WAITS) else {
+        panic!("a turn that computed for a slice while another job waited goes on");
+    };
+    assert_eq!(
+        after_sleep.try_recv(),
+        Ok(Duration::ZERO),
+        "the poll after the sleep gave the thread up"
+    );
+    assert!(matches!(resume(task, &ONE_WAITS), Ran::Finished(_)));
+}
+
 #[test]
 fn the_slice_comes_from_the_variable_when_it_is_a_sensible_number() {
     assert_eq!(slice_ms(Some("2")), 2);

@@ -15,6 +15,7 @@
 
 mod generate;
 mod reference;
+mod regexp_syntax;
 mod test262;
 
 use std::collections::BTreeMap;
@@ -204,7 +205,7 @@ fn observed(report: RunReport) -> Observed {
         {
             Outcome::SyntaxError
         }
-        Err(EngineError::Runtime { message, at }) => {
+        Err(EngineError::Runtime { message, at, .. }) => {
             let description = match &at {
                 Some(at) => message
                     .strip_suffix(&format!(" (line {}: {})", at.location.line, at.source_line))

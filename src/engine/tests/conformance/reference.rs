@@ -106,6 +106,14 @@ impl Reference {
     }
 }
 
+impl Reference {
+    /// Whether `code` compiles as a plain global script of this context (QuickJS finds its
+    /// early errors, those of regular expression literals included).
+    pub fn compiles(&self, code: &str) -> bool {
+        self.context.with(|ctx| compiles(&ctx, code, false))
+    }
+}
+
 /// The output the executor reports for a script that completed with `value`: a Promise is
 /// awaited (the contract's difference `PromiseResultAwaited`).
 fn completed<'js>(ctx: &Ctx<'js>, value: &JsValue<'js>, captures_last: bool) -> Outcome {

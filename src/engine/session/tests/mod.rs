@@ -607,3 +607,65 @@ fn a_run_after_a_checkpoint_stops_at_the_same_point_after_final_answer() {
         output(run_on(&original, "[k, data.length]", &options))
     );
 }
+
+#[test]
+fn a_weak_reference_keeps_the_session_from_a_snapshot_until_a_checkpoint() {
+    let options = Options::default();
+    let original = engine_with(FakeHost::default(), &options);
+    output(run_on(&original, DATA, &options));
+    // When the garbage collector runs depends on the heap's history, which a replay does not
+    // repeat: the original found these targets collected, a replay found them alive.
+    for code in [
+        "globalThis.refs = []; for (let k = 0; k < 50; k++) { const a = { k }; a.self = a; refs.push(new WeakRef(a)) }",
+        "globalThis.registry = new FinalizationRegistry(() => {})",
+    ] {
+        output(run_on(&original, code, &options));
+        let refused = original.snapshot(None).blocking_recv().unwrap();
+        assert!(
+            matches!(&refused, Err(EngineError::NotDurable(why)) if why.contains("WeakRef")),
+            "{code}: {refused:?}"
+        );
+    }
+    // Once no WeakRef is left in the state, a checkpoint holds it exactly.
+    output(run_on(
+        &original,
+        "delete globalThis.refs; delete globalThis.registry",
+        &options,
+    ));
+    let bytes = snapshot(&original);
+    assert_eq!(checkpointed(&bytes), (true, 0));
+    // A WeakRef the guest cannot make does not mark the session (a TypeError before it).
+    output(run_on(
+        &original,
+        "try { new WeakRef(1) } catch {}",
+        &options,
+    ));
+    snapshot(&original);
+}
+
+#[test]
+fn a_run_cannot_pause_in_a_session_a_replay_cannot_repeat() {
+    let options = Options::default();
+    let calls = Arc::new(AtomicU64::new(0));
+    let engine = engine_with(pausing(&calls), &options);
+    output(run_on(
+        &engine,
+        "globalThis.ref = new WeakRef({})",
+        &options,
+    ));
+    // Resuming replays the run up to the paused call: a run that could go another way in the
+    // replay does not pause; the call fails, for the code to handle.
+    for code in [
+        "let m1; try { approve() } catch (e) { m1 = e.message } m1",
+        "let m2; try { await approveLater() } catch (e) { m2 = e.message } m2",
+    ] {
+        let report = run_on(&engine, code, &options);
+        assert!(report.paused.is_none(), "{code}");
+        let Value::String(message) = output(report) else {
+            panic!("{code}: the call did not fail with a message")
+        };
+        assert!(message.contains("cannot pause"), "{code}: {message}");
+    }
+}
+
+mod forged;
