@@ -324,6 +324,9 @@ class SessionPool {
         this.#live.delete(sessionId)
         await this.#dispose(live)
       }
+      // A caller that names the generation keeps it itself (the BullMQ worker has it from
+      // Redis): the pool keeps no number for a session of that caller's.
+      if (generation !== undefined) this.#known.delete(sessionId)
     }
   }
 
