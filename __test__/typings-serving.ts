@@ -11,6 +11,7 @@ async function pooled() {
     executorOptions: { timeoutMs: 1000 },
     tools: (sessionId) => ({ whoami: () => sessionId }),
     saveAfter: 'run',
+    spare: 1,
   })
   const out: CodeOutput = await pool.run('s', 'whoami()', { input: 1 })
   const resumed: CodeOutput = await pool.resume('s', { error: new Error('no') })
@@ -25,6 +26,7 @@ async function pooled() {
     await pool.evict('s')
   } catch (error) {
     if (error instanceof SessionError && error.code === 'ERR_SESSION_CONFLICT') void error.storedGeneration
+    if (error instanceof SessionError && error.code === 'ERR_SESSION_LOST') void error.expectedGeneration
   }
   return [out, resumed, generation, stats.restoreMs]
 }
