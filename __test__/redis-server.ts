@@ -91,12 +91,16 @@ async function startOnce(port: number): Promise<RedisServer> {
     throw error
   }
   child.stdout!.resume()
+  // A test process that ends without stop() (a crash, process.exit) takes its server with it.
+  const orphaned = () => child.kill('SIGKILL')
+  process.once('exit', orphaned)
   const host = '127.0.0.1'
   return {
     host,
     port,
     connection: { host, port, maxRetriesPerRequest: null },
     async stop() {
+      process.off('exit', orphaned)
       child.kill('SIGTERM')
       if (!(await waitForExit(child, STOP_MS))) {
         child.kill('SIGKILL')
