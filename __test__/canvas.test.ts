@@ -1,7 +1,9 @@
 // Canvas 2D in the sandbox, PNG out (`CodeOutput.images`), under the
 // executor's memory and time limits. Pixels are read back from the PNG the host receives.
+import { spawnSync } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 import { afterEach, describe, expect, it } from 'vitest'
 
@@ -194,6 +196,91 @@ describe('canvas limits', () => {
     const fresh = await executor({ memoryLimitBytes: 16 * 1024 * 1024 })
     expect((await fresh.run('var big = getCanvas(2048, 1536); big.width')).output).toBe(2048)
     expect((await fresh.run(`big = null; 'x'.repeat(6 << 20).length`)).output).toBe(6 << 20)
+  })
+
+  it('a canvas’s saved states count against the memory limit', async () => {
+    // Every save() copies the dash list and the font: 200 saves of a 1,000,000-entry dash list
+    // took 800 MiB of the process under a 64 MiB limit.
+    const limit = 16 * 1024 * 1024
+    const ex = await executor({ memoryLimitBytes: limit, maxOperations: 1e9 })
+    const result = await ex.run(`
+      const g = getCanvas(10, 10).getContext('2d')
+      const refused = (f) => { try { f(); return null } catch (e) { return [e.name, e.limit ?? null] } }
+      const long = refused(() => g.setLineDash(new Array(1e6)))
+      g.setLineDash(new Array(1024).fill(1))
+      g.font = '10px ' + 'a'.repeat(1000)
+      let saves = 0
+      const full = refused(() => { for (;;) { g.save(); saves++ } })
+      ;({ long, full, saves })
+    `)
+    expect(result.output.long).toEqual(['RangeError', null])
+    expect(result.output.full).toEqual(['RangeError', 'memoryLimitBytes'])
+    expect(result.output.saves).toBeGreaterThan(1000)
+    expect(result.output.saves).toBeLessThan(4096)
+    expect(result.stats.peakHeapBytes).toBeLessThanOrEqual(limit)
+    expect(ex.state).toBe('READY')
+  })
+
+  it('a fill with many gradient stops stops at the deadline and frees its thread', () => {
+    // Each pixel looks at every stop: 50,000 stops over a megapixel kept a pool thread busy for
+    // 16–42 s after cleanup(). Stops are capped (1024) and fills are painted in bands of rows
+    // with the deadline checked between them.
+    const code = `
+      const g = getCanvas(4096, 4096).getContext('2d')
+      const gradient = g.createLinearGradient(0, 0, 4096, 0)
+      let stops = 0
+      try { for (;;) { gradient.addColorStop(stops / 50000, stops % 2 ? 'red' : 'blue'); stops++ } } catch {}
+      g.fillStyle = gradient
+      g.fillRect(0, 0, 4096, 4096)`
+    const timeoutMs = 200
+    const fixture = fileURLToPath(new URL('./fixtures/cpu-after-cleanup.cjs', import.meta.url))
+    const child = spawnSync(process.execPath, [fixture, code, String(timeoutMs)], { encoding: 'utf8', timeout: 60_000 })
+    expect(child.status, child.stderr).toBe(0)
+    const measured = JSON.parse(child.stdout.trim().split('\n').pop()!)
+    expect(measured).toMatchObject({ code: 'ERR_EXEC_TIMEOUT', state: 'DIRTY' })
+    expect(measured.details.stillRunning).toBeUndefined()
+    expect(measured.settledMs).toBeLessThan(timeoutMs + 500 + 500)
+    expect(measured.pool).toMatchObject({ busy: 0, queued: 0, engines: 0 })
+    expect(measured.quietCpuMs).toBeLessThan(100)
+  })
+
+  it('encodes the images after the run, outside its deadline: a program that ends in time is answered with them', async () => {
+    // Three large canvases take about a second to encode: encoding before the answer turned a
+    // program that ends at once into ERR_EXEC_TIMEOUT with stillRunning.
+    const ex = await executor({ timeoutMs: 100, memoryLimitBytes: 1024 * 1024 * 1024 })
+    const started = performance.now()
+    const result = await ex.run(`for (let i = 0; i < 3; i++) getCanvas(8192, 4096).getContext('2d').fillRect(i, i, 1, 1); 'drawn'`)
+    expect(result.output).toBe('drawn')
+    expect(result.images.map(({ width, height }) => [width, height])).toEqual([
+      [8192, 4096],
+      [8192, 4096],
+      [8192, 4096],
+    ])
+    expect(ex.state).toBe('READY')
+    // The answer came after the deadline and its grace: the deadline was really at stake.
+    expect(performance.now() - started).toBeGreaterThan(100)
+    // A debug build's encoder takes tens of seconds for these.
+  }, 120_000)
+
+  it('counts the PNGs being encoded and held for the answer against memoryLimitBytes', async () => {
+    // 4 MiB of noise: its PNG is as large as its pixels, and the canvas, the image data and the
+    // file do not fit in 10 MiB together.
+    const limit = 10 * 1024 * 1024
+    const ex = await executor({ memoryLimitBytes: limit, maxOperations: 1e9, timeoutMs: 60_000 })
+    const error = await rejectionOf(
+      ex.run(`
+        const g = getCanvas(1024, 1024).getContext('2d')
+        const data = g.createImageData(1024, 1024), words = new Uint32Array(data.data.buffer)
+        let x = 1; for (let i = 0; i < words.length; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; words[i] = x }
+        g.putImageData(data, 0, 0)`),
+    )
+    expect(error.code).toBe('ERR_RUNTIME_EXCEPTION')
+    expect(error.details.limit).toBe('memoryLimitBytes')
+    expect(error.message).toContain('PNG')
+    expect(ex.state).toBe('READY')
+    // What canvases hold is in the run's peak, as the heap is.
+    const peak = await (await executor({ memoryLimitBytes: limit })).run('getCanvas(1000, 1000); 1')
+    expect(peak.stats.peakHeapBytes).toBeGreaterThanOrEqual(4_000_000)
   })
 
   it('stops a drawing loop at the deadline', async () => {

@@ -33,6 +33,39 @@ describe('memoryLimitBytes', () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024)
   })
 
+  it('bounds what the process pays, not QuickJS’s count of its blocks: one string kept per arena', () => {
+    // For each size class of QuickJS's arena allocator, fresh arenas are filled with strings,
+    // then one string per arena is kept: QuickJS counts the few blocks kept, the process pays
+    // for whole arenas (peakHeapBytes 114 MiB and RSS +124 MiB under 32 MiB, when only QuickJS's
+    // count was limited).
+    const code = `
+      const keep = []
+      let counter = 0
+      for (let n = 1; n <= 480; n += 8) {
+        const pad = 'x'.repeat(n)
+        const every = Math.max(1, Math.floor(4096 / (n + 32)))
+        let temp = new Array(Math.floor(4 * 2 ** 20 / (n + 48)))
+        for (let i = 0; i < temp.length; i++) temp[i] = (counter++ + 1e9).toString(36) + pad
+        for (let i = 0; i < temp.length; i += every) keep.push(temp[i])
+        temp = null
+      }
+      keep.length`
+    const limit = 32 * 1024 * 1024
+    const child = spawnSync(process.execPath, [fileURLToPath(new URL('./fixtures/rss-under-limit.cjs', import.meta.url)), code, String(limit)], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    })
+    expect(child.status, child.stderr).toBe(0)
+    const measured = JSON.parse(child.stdout.trim().split('\n').pop()!)
+    // It fits, or it fails at the limit; either way the account never held more than the limit.
+    if (measured.code !== null) expect(measured).toMatchObject({ code: 'ERR_RUNTIME_EXCEPTION', limit: 'memoryLimitBytes' })
+    expect(measured.peakHeapBytes).toBeGreaterThan(limit / 2)
+    expect(measured.peakHeapBytes).toBeLessThanOrEqual(limit)
+    // The process grew by about what the limit allows (generous margin for the allocator's own
+    // bookkeeping and Node's), not by several times it.
+    expect(measured.rssGrowth).toBeLessThan(2 * limit)
+  })
+
   it('is validated like the spec’s options', () => {
     expect(thrownBy(() => new SESExecutor({ memoryLimitBytes: 100 })).code).toBe('ERR_VALIDATION_FAILED')
     expect(thrownBy(() => new SESExecutor({ memoryLimitBytes: Number.NaN })).code).toBe('ERR_VALIDATION_FAILED')

@@ -44,6 +44,10 @@ const env = {
   ]
     .filter(Boolean)
     .join(':'),
+  // Leaks made on purpose by tests that prove them, and nothing else.
+  LSAN_OPTIONS: [`suppressions=${path.join(root, 'scripts', 'lsan-suppressions.txt')}`, process.env.LSAN_OPTIONS ?? '']
+    .filter(Boolean)
+    .join(':'),
   // Timing assertions of the deadline tests allow for the sanitizer's slowdown.
   SES_TEST_SLOW: '8',
 }

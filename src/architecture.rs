@@ -42,10 +42,11 @@ const CRATE_HOMES: [(&str, &[&str]); 5] = [
 
 /// Modules every layer may import: plain data and rules shared by all of them, which import
 /// nothing but each other.
-const SHARED: [&str; 10] = [
+const SHARED: [&str; 11] = [
     "canvas/",
     "diagnostic.rs",
     "error.rs",
+    "memory.rs",
     "modules.rs",
     "options/",
     "session/",

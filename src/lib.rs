@@ -10,6 +10,7 @@ pub mod diagnostic;
 pub mod engine;
 pub mod error;
 pub mod executor;
+pub mod memory;
 pub mod modules;
 pub mod options;
 pub mod program;

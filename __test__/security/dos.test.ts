@@ -2,6 +2,9 @@
 // hostile run with its own structured error, in the state §7.5/§7.6 give it, and the host goes
 // on. Memory bombs run with a generous timeout so that the heap limit, not the clock, ends them
 // even on a loaded machine; timeouts use code that allocates nothing.
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { SESExecutor, rejectionOf } from '../helpers'
@@ -247,6 +250,71 @@ describe('denial of service: memory, sizes and nesting', () => {
     expect(error.message).toBe(`Runtime exception: Error: ${'x'.repeat(1e7)} (line 1: throw new Error('x'.repeat(1e7)))`)
     await expectUsable(executor, 'READY')
     await executor.cleanup()
+  })
+
+  it('canvas states, paths and strokes stay inside memoryLimitBytes, in the process’s RSS', () => {
+    // Saved states copy the dash list and the font; a path and what drawing it makes (tiny-skia's
+    // edge list, a stroke's outline) live outside QuickJS's heap: 200 saves of a 1,000,000-entry
+    // dash list took the process from 46 to 858 MiB under a 64 MiB limit. In a process of its
+    // own, so that its RSS is this run's.
+    const limit = 64 * 1024 * 1024
+    const code = `
+      const g = getCanvas(100, 100).getContext('2d')
+      const attempt = (f) => { try { f() } catch (e) { return e.limit ?? e.name } }
+      const refused = [attempt(() => g.setLineDash(new Array(1e6).fill(1)))]
+      g.setLineDash(new Array(1024).fill(1))
+      g.font = '10px ' + 'a'.repeat(1000)
+      refused.push(attempt(() => { for (let i = 0; i < 4096; i++) g.save() }))
+      g.lineWidth = 40; g.lineJoin = 'round'
+      refused.push(attempt(() => { for (let i = 0; i < 1 << 20; i++) g.lineTo(i % 100, (i * 7) % 100); g.fill() }))
+      refused`
+    const fixture = fileURLToPath(new URL('../fixtures/rss-under-limit.cjs', import.meta.url))
+    const child = spawnSync(process.execPath, [fixture, code, String(limit)], { encoding: 'utf8', timeout: 120_000 })
+    expect(child.status, child.stderr).toBe(0)
+    const measured = JSON.parse(child.stdout.trim().split('\n').pop()!)
+    // The dash list is capped; 4096 saves of the longest dash list and font fit in 64 MiB; the
+    // fill's edge list for a million points does not.
+    expect(measured.output).toEqual(['RangeError', null, 'memoryLimitBytes'])
+    expect(measured.peakHeapBytes).toBeLessThanOrEqual(limit)
+    expect(measured.rssGrowth).toBeLessThan(2 * limit)
+  })
+
+  it('canvas surfaces, image data, PNG encoding and trace volume are refused at memoryLimitBytes, in the process’s RSS', () => {
+    // Each holds memory outside QuickJS's heap (or makes QuickJS hold it): each ends with the
+    // memory limit's error, or drops what does not fit, with the account and the process's growth
+    // bounded by the limit. In a process of its own each, so that its RSS is this run's.
+    const limit = 16 * 1024 * 1024
+    const noise = (canvases: number) => `
+      for (let k = 0; k < ${canvases}; k++) {
+        const g = getCanvas(1024, 1024).getContext('2d')
+        const d = g.createImageData(1024, 1024), words = new Uint32Array(d.data.buffer)
+        let x = k + 1; for (let i = 0; i < words.length; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; words[i] = x }
+        g.putImageData(d, 0, 0)
+      }`
+    const fixture = fileURLToPath(new URL('../fixtures/rss-under-limit.cjs', import.meta.url))
+    const measure = (code: string, more: object = {}) => {
+      const child = spawnSync(process.execPath, [fixture, code, String(limit), JSON.stringify(more)], { encoding: 'utf8', timeout: 120_000 })
+      expect(child.status, child.stderr).toBe(0)
+      const measured = JSON.parse(child.stdout.trim().split('\n').pop()!)
+      expect(measured.peakHeapBytes, code).toBeLessThanOrEqual(limit)
+      expect(measured.rssGrowth, code).toBeLessThan(3 * limit)
+      return measured
+    }
+    const refused = { code: 'ERR_RUNTIME_EXCEPTION', limit: 'memoryLimitBytes' }
+    expect(measure('const keep = []; for (;;) keep.push(getCanvas(1024, 1024))')).toMatchObject(refused)
+    expect(measure(`const g = getCanvas(1024, 1024).getContext('2d'), keep = []; for (;;) keep.push(g.getImageData(0, 0, 1024, 1024))`)).toMatchObject(
+      refused,
+    )
+    // Two canvases of noise fit (8 MiB, and 4 MiB of image data to fill each); their PNGs, as
+    // large as their pixels, do not.
+    const images = measure(noise(2))
+    expect(images).toMatchObject(refused)
+    expect(images.message).toContain('PNG')
+    // 64 MiB of tool arguments for the trace, under a trace budget far above the limit: what does
+    // not fit in the account is dropped, and the run succeeds.
+    const trace = measure(`const arg = 'y'.repeat(1 << 20); for (let i = 0; i < 64; i++) echo(arg); 'done'`, { maxTraceBytes: 1 << 30 })
+    expect(trace.output).toBe('done')
+    expect(trace.droppedEvents).toBeGreaterThan(0)
   })
 
   it('an 8 MiB string output crosses whole — original', async () => {

@@ -155,10 +155,22 @@ describe('class 5: the copy limits fail the run instead of describing the value'
 
 describe('class 5: logs are whole or visibly cut', () => {
   it('a log line that fills most of the heap is kept whole within maxLogBytes (it used to be "")', async () => {
-    const ex = await executor({ memoryLimitBytes: 64 * MiB, maxLogBytes: 64 * MiB })
+    // The logs count against memoryLimitBytes too: the line and its copy in the logs fit in 128 MiB.
+    const ex = await executor({ memoryLimitBytes: 128 * MiB, maxLogBytes: 64 * MiB })
     const { logs, logEntries } = await ex.run("console.log('L'.repeat(40 * 1024 * 1024)); 1")
     expect(logs.length).toBe(40 * MiB)
     expect(logEntries).toHaveLength(1)
+    await ex.cleanup()
+  })
+
+  it('a log line the memory limit has no room to copy is cut and marked, not dropped', async () => {
+    const ex = await executor({ memoryLimitBytes: 64 * MiB, maxLogBytes: 64 * MiB })
+    const { logs, logEntries, stats } = await ex.run("console.log('L'.repeat(40 * 1024 * 1024)); 1")
+    expect(logs.endsWith('...[TRUNCATED]')).toBe(true)
+    expect(logs.length).toBeGreaterThan(MiB)
+    expect(logs.length).toBeLessThan(40 * MiB)
+    expect(logEntries).toHaveLength(1)
+    expect(stats.peakHeapBytes).toBeLessThanOrEqual(64 * MiB)
     await ex.cleanup()
   })
 

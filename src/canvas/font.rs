@@ -10,6 +10,7 @@ use std::sync::LazyLock;
 use tiny_skia::{PathBuilder, Rect};
 use ttf_parser::{Face, GlyphId};
 
+use super::path::MAX_PATH_POINTS;
 use super::CanvasError;
 
 static REGULAR: LazyLock<Option<Face<'static>>> =
@@ -361,6 +362,9 @@ impl TextMetrics {
     }
 }
 
+/// Told the points of an outline as it grows; refuses with the error to report.
+pub type Grow<'a> = &'a mut dyn FnMut(usize) -> Result<(), CanvasError>;
+
 /// One line of text in one font, laid out left to right from the pen position 0.
 pub struct TextLine<'t> {
     face: &'static Face<'static>,
@@ -441,25 +445,23 @@ impl<'t> TextLine<'t> {
 
     /// The glyph outlines, placed with the anchor `(x, y)`, `align`, `baseline` and a horizontal
     /// squeeze (`maxWidth`), in user space; `visible` culls glyphs by their user-space bounds.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the text drawing parameters of the canvas"
-    )]
+    /// `grow` is told the outline's points after each glyph (it charges them), and may refuse;
+    /// an outline past [`MAX_PATH_POINTS`] is refused as an over-long path is.
     pub fn outlines(
         &self,
         font: &FontSpec,
         (x, y): (f64, f64),
-        align: TextAlign,
-        baseline: TextBaseline,
+        (align, baseline): (TextAlign, TextBaseline),
         squeeze: f64,
         visible: &dyn Fn(Rect) -> bool,
-        interrupted: &dyn Fn() -> bool,
+        (interrupted, grow): (&dyn Fn() -> bool, Grow<'_>),
     ) -> Result<Option<tiny_skia::Path>, CanvasError> {
         let metrics = VerticalMetrics::of(self.face, font.size);
         let left = x + align.offset(self.width) * squeeze;
         let base = y + metrics.shift(baseline);
         let (sx, sy) = (self.scale * squeeze, self.scale);
         let mut builder = PathBuilder::new();
+        let mut refused = None;
         self.for_each_glyph(interrupted, |glyph, pen| {
             let Some(glyph) = glyph else { return true };
             let Some(bounds) = self.face.glyph_bounding_box(glyph) else {
@@ -488,10 +490,26 @@ impl<'t> TextLine<'t> {
                         map: &user,
                     };
                     self.face.outline_glyph(glyph, &mut sink);
+                    // A glyph adds at most a few hundred points: checked after each.
+                    let points = builder.len();
+                    let checked = if points > MAX_PATH_POINTS {
+                        Err(CanvasError::range(format!(
+                            "the text's outlines have more than {MAX_PATH_POINTS} points; draw it in parts"
+                        )))
+                    } else {
+                        grow(points)
+                    };
+                    if let Err(error) = checked {
+                        refused = Some(error);
+                        return false;
+                    }
                 }
             }
             true
         })?;
+        if let Some(error) = refused {
+            return Err(error);
+        }
         Ok(builder.finish())
     }
 

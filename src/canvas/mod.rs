@@ -3,27 +3,33 @@
 //! neither QuickJS nor napi; `engine::realm::canvas` binds it to the sandbox, and finished bitmaps
 //! leave the engine as [`Image`]s (PNG bytes) with a run's result.
 //!
-//! Pixel memory is reserved from a [`PixelBudget`] before it is allocated (bitmaps, clip masks),
-//! so that the engine can count it against the executor's memory limit.
+//! Everything a canvas holds, and what tiny-skia allocates for one of its calls, is charged to
+//! the executor's [`MemoryAccount`](crate::memory::MemoryAccount) before it is allocated, so that
+//! `memoryLimitBytes` bounds it; every call whose cost grows with what the code controls is
+//! either painted in bands between which the run's interrupt is consulted, or bounded by a cap
+//! (gradient stops, dash entries, path points, a stroke's work).
 //!
 //! Spec: beyond it, as docs/contract.md "Where we go beyond SES" decides ("what the agent drew");
 //! `CodeOutput.images` is an optional extension of the result (§10.2).
 
-mod budget;
 mod color;
 mod drawing;
+mod encode;
 mod font;
 mod path;
+mod raster;
 mod style;
 
 use base64::Engine as _;
 
-pub use budget::{FixedBudget, OverBudget, PixelBudget, Reservation};
 pub use color::Rgba;
-pub use drawing::{Canvas, ImageDataRect};
+pub use drawing::{
+    check_dash_entries, Canvas, ImageDataRect, MAX_DASH_ENTRIES, MAX_FONT_LENGTH, MAX_SAVE_DEPTH,
+};
 pub use font::{FontSpec, TextAlign, TextBaseline, TextMetrics};
 pub use path::{CornerRadii, MAX_PATH_POINTS};
-pub use style::{CompositeOp, Gradient, Style};
+pub use raster::{stroke_work, MAX_STROKE_WORK};
+pub use style::{CompositeOp, Gradient, Style, MAX_GRADIENT_STOPS};
 
 /// The default of `maxCanvasSize`: the largest width or height of a canvas, in pixels.
 pub const DEFAULT_MAX_CANVAS_SIZE: u32 = 8192;
@@ -91,6 +97,18 @@ impl CanvasError {
             message: "the run was stopped".into(),
         }
     }
+}
+
+/// The `RangeError` with `limit: "memoryLimitBytes"` of a `call` refused because `what` it
+/// needed did not fit.
+pub(crate) fn over_limit(call: &str, what: &str, over: crate::memory::OverLimit) -> CanvasError {
+    CanvasError::limit(
+        "memoryLimitBytes",
+        format!(
+            "{call}: {} bytes for {what} do not fit: only {} are left under memoryLimitBytes",
+            over.requested, over.available
+        ),
+    )
 }
 
 /// A finished canvas: what `CodeOutput.images` holds for each canvas drawn during a run.

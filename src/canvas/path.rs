@@ -5,9 +5,13 @@
 
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
 
+use std::rc::Rc;
+
 use tiny_skia::{PathBuilder, Point, Transform};
 
-use super::CanvasError;
+use super::raster::PATH_BYTES_PER_POINT;
+use super::{over_limit, CanvasError};
+use crate::memory::{Charge, MemoryAccount};
 
 /// The most points one path may hold (every segment adds one to three): a bound on the memory
 /// and on the time of a single `fill()` or `stroke()`, which cannot be interrupted.
@@ -18,11 +22,14 @@ pub const MAX_PATH_POINTS: usize = 1 << 20;
 pub type CornerRadii = [(f64, f64); 4];
 
 /// A path under construction, in device space.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 pub struct CanvasPath {
     builder: PathBuilder,
     /// Whether a subpath exists (the spec's "ensure there is a subpath").
     open: bool,
+    /// The points the charge covers: the builder's vectors double as they grow, and so does it.
+    room: usize,
+    held: Charge,
 }
 
 fn finite(values: &[f64]) -> bool {
@@ -37,21 +44,41 @@ fn device(transform: &Transform, x: f64, y: f64) -> Point {
 }
 
 impl CanvasPath {
-    /// An empty path (`beginPath()`).
-    pub fn new() -> Self {
-        Self::default()
+    /// An empty path (`beginPath()`), charged to `account` as it grows.
+    pub fn new(account: &Rc<MemoryAccount>) -> Self {
+        Self {
+            builder: PathBuilder::new(),
+            open: false,
+            room: 0,
+            held: account.empty_charge(),
+        }
     }
 
-    /// The path as tiny-skia draws it, if it has any segment.
+    /// The path as tiny-skia draws it, if it has any segment (a copy: see [`CanvasPath::bytes`]).
     pub fn to_path(&self) -> Option<tiny_skia::Path> {
         self.builder.clone().finish()
     }
 
-    fn check_room(&self, more: usize) -> Result<(), CanvasError> {
-        if self.builder.len() + more > MAX_PATH_POINTS {
+    /// The bytes a copy of the path takes.
+    pub fn bytes(&self) -> usize {
+        self.builder.len() * PATH_BYTES_PER_POINT
+    }
+
+    /// Makes room for `more` points: refused past [`MAX_PATH_POINTS`], or when the memory limit
+    /// has no room for them.
+    fn check_room(&mut self, more: usize) -> Result<(), CanvasError> {
+        let needed = self.builder.len() + more;
+        if needed > MAX_PATH_POINTS {
             return Err(CanvasError::range(format!(
                 "the path has more than {MAX_PATH_POINTS} points; call beginPath() to start a new one"
             )));
+        }
+        if needed > self.room {
+            let room = needed.max(self.room * 2).max(16);
+            self.held
+                .resize(room * PATH_BYTES_PER_POINT)
+                .map_err(|over| over_limit("the path", "its points", over))?;
+            self.room = room;
         }
         Ok(())
     }
@@ -413,7 +440,7 @@ mod tests {
 
     #[test]
     fn points_go_through_the_transform_current_when_added() {
-        let mut path = CanvasPath::new();
+        let mut path = CanvasPath::new(&MemoryAccount::new(usize::MAX));
         let scaled = Transform::from_scale(2.0, 2.0);
         path.move_to(&scaled, 1.0, 1.0).unwrap();
         path.line_to(&Transform::identity(), 10.0, 1.0).unwrap();
@@ -422,7 +449,7 @@ mod tests {
 
     #[test]
     fn non_finite_arguments_are_ignored() {
-        let mut path = CanvasPath::new();
+        let mut path = CanvasPath::new(&MemoryAccount::new(usize::MAX));
         let t = Transform::identity();
         path.move_to(&t, 0.0, 0.0).unwrap();
         path.line_to(&t, f64::NAN, 5.0).unwrap();
@@ -433,7 +460,7 @@ mod tests {
 
     #[test]
     fn a_full_arc_is_a_circle_and_negative_radii_are_refused() {
-        let mut path = CanvasPath::new();
+        let mut path = CanvasPath::new(&MemoryAccount::new(usize::MAX));
         let t = Transform::identity();
         path.arc(&t, 50.0, 50.0, 10.0, 0.0, TAU, false).unwrap();
         let (l, top, r, b) = bounds(&path);
@@ -445,7 +472,7 @@ mod tests {
 
     #[test]
     fn arc_to_ends_at_the_second_tangent_point() {
-        let mut path = CanvasPath::new();
+        let mut path = CanvasPath::new(&MemoryAccount::new(usize::MAX));
         let t = Transform::identity();
         path.move_to(&t, 0.0, 0.0).unwrap();
         path.arc_to(&t, 10.0, 0.0, 10.0, 10.0, 4.0).unwrap();
@@ -458,7 +485,7 @@ mod tests {
 
     #[test]
     fn round_rect_radii_shrink_to_fit() {
-        let mut path = CanvasPath::new();
+        let mut path = CanvasPath::new(&MemoryAccount::new(usize::MAX));
         let t = Transform::identity();
         path.round_rect(&t, (0.0, 0.0, 20.0, 10.0), [(50.0, 50.0); 4])
             .unwrap();
@@ -467,7 +494,7 @@ mod tests {
 
     #[test]
     fn paths_are_bounded() {
-        let mut path = CanvasPath::new();
+        let mut path = CanvasPath::new(&MemoryAccount::new(usize::MAX));
         let t = Transform::identity();
         let mut refused = None;
         for i in 0..=MAX_PATH_POINTS {

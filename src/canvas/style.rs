@@ -1,5 +1,7 @@
 //! How a canvas paints: `fillStyle` and `strokeStyle` (a colour or a `CanvasGradient`, and the
-//! gradient's shader), and `globalCompositeOperation`.
+//! gradient's shader), and `globalCompositeOperation`. A gradient's stops are charged to the
+//! executor's memory account, and their number is capped: each pixel a gradient paints looks
+//! at every stop, so the stops multiply the cost of every fill drawn with it.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -9,7 +11,12 @@ use tiny_skia::{
 };
 
 use super::color::Rgba;
-use super::CanvasError;
+use super::{over_limit, CanvasError};
+use crate::memory::{vec_bytes, Charge, MemoryAccount};
+
+/// The most stops a gradient holds: far more than any chart's colour scale needs, few enough
+/// that a fill's cost per pixel stays small (each pixel compares its position with every stop).
+pub const MAX_GRADIENT_STOPS: usize = 1024;
 
 /// A `fillStyle` or `strokeStyle`.
 #[derive(Debug, Clone)]
@@ -20,11 +27,30 @@ pub enum Style {
     Gradient(Rc<RefCell<Gradient>>),
 }
 
+impl Style {
+    /// What painting one pixel with this style costs, in the units of
+    /// [`super::raster::BAND_WORK`].
+    pub(super) fn pixel_cost(&self) -> usize {
+        match self {
+            Style::Color(_) => 1,
+            Style::Gradient(gradient) => gradient.try_borrow().map_or(1, |g| g.pixel_cost()),
+        }
+    }
+}
+
 /// A `CanvasGradient`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Gradient {
     kind: GradientKind,
     stops: Vec<(f32, Rgba)>,
+    /// What `stops` holds.
+    held: Charge,
+}
+
+impl PartialEq for Gradient {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.stops == other.stops
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,8 +65,14 @@ pub(super) fn narrow(value: f64) -> f32 {
 }
 
 impl Gradient {
-    /// `createLinearGradient(x0, y0, x1, y1)`; `None` for non-finite arguments (a TypeError).
-    pub fn linear(x0: f64, y0: f64, x1: f64, y1: f64) -> Result<Self, CanvasError> {
+    /// `createLinearGradient(x0, y0, x1, y1)`; a `TypeError` for non-finite arguments.
+    pub fn linear(
+        x0: f64,
+        y0: f64,
+        x1: f64,
+        y1: f64,
+        account: &Rc<MemoryAccount>,
+    ) -> Result<Self, CanvasError> {
         let points = [x0, y0, x1, y1];
         if !points.iter().all(|v| v.is_finite()) {
             return Err(CanvasError::type_error(
@@ -50,11 +82,12 @@ impl Gradient {
         Ok(Self {
             kind: GradientKind::Linear(points.map(narrow)),
             stops: Vec::new(),
+            held: account.empty_charge(),
         })
     }
 
     /// `createRadialGradient(x0, y0, r0, x1, y1, r1)`.
-    pub fn radial(circles: [f64; 6]) -> Result<Self, CanvasError> {
+    pub fn radial(circles: [f64; 6], account: &Rc<MemoryAccount>) -> Result<Self, CanvasError> {
         if !circles.iter().all(|v| v.is_finite()) {
             return Err(CanvasError::type_error(
                 "createRadialGradient(): every argument must be a finite number",
@@ -68,6 +101,7 @@ impl Gradient {
         Ok(Self {
             kind: GradientKind::Radial(circles.map(narrow)),
             stops: Vec::new(),
+            held: account.empty_charge(),
         })
     }
 
@@ -83,11 +117,39 @@ impl Gradient {
                 "addColorStop(): '{color}' is not a CSS colour"
             )));
         };
+        if self.stops.len() >= MAX_GRADIENT_STOPS {
+            return Err(CanvasError::range(format!(
+                "addColorStop(): a gradient holds at most {MAX_GRADIENT_STOPS} colour stops"
+            )));
+        }
+        if self.stops.len() == self.stops.capacity() {
+            let capacity = (self.stops.capacity() * 2).clamp(4, MAX_GRADIENT_STOPS);
+            self.held
+                .resize(vec_bytes::<(f32, Rgba)>(capacity))
+                .map_err(|over| over_limit("addColorStop()", "its colour stops", over))?;
+            self.stops.reserve_exact(capacity - self.stops.len());
+        }
         let offset = narrow(offset);
         // Stops at the same offset keep the order they were added in.
         let at = self.stops.partition_point(|(o, _)| *o <= offset);
         self.stops.insert(at, (offset, color));
         Ok(())
+    }
+
+    /// The stops.
+    pub fn stop_count(&self) -> usize {
+        self.stops.len()
+    }
+
+    fn pixel_cost(&self) -> usize {
+        // tiny-skia compares each pixel's position with every stop beyond the second.
+        2 + self.stops.len() / 4
+    }
+
+    /// The bytes [`Gradient::shader`] allocates for its copy of the stops (tiny-skia keeps
+    /// them twice more, as colours and offsets).
+    pub(super) fn shader_bytes(&self) -> usize {
+        self.stops.len().saturating_mul(64)
     }
 
     /// The shader, in user space mapped by `transform`; `None` when nothing is painted (no

@@ -5,6 +5,11 @@ use std::f64::consts::TAU;
 use std::rc::Rc;
 
 use super::*;
+use crate::memory::MemoryAccount;
+
+fn unlimited() -> Rc<MemoryAccount> {
+    MemoryAccount::new(usize::MAX)
+}
 
 fn never() -> Rc<dyn Fn() -> bool> {
     Rc::new(|| false)
@@ -15,7 +20,7 @@ fn canvas(width: u32, height: u32) -> Canvas {
         f64::from(width),
         f64::from(height),
         DEFAULT_MAX_CANVAS_SIZE,
-        FixedBudget::shared(64 << 20),
+        MemoryAccount::new(64 << 20),
         never(),
     )
     .unwrap()
@@ -53,7 +58,7 @@ fn inked(canvas: &Canvas) -> Option<(u32, u32, u32, u32)> {
 fn fill_rect_paints_exactly_its_pixels() {
     let mut c = canvas(20, 20);
     c.set_fill_style(color("red"));
-    c.fill_rect(5.0, 5.0, 10.0, 10.0);
+    c.fill_rect(5.0, 5.0, 10.0, 10.0).unwrap();
     assert_eq!(at(&c, 5, 5), RED);
     assert_eq!(at(&c, 14, 14), RED);
     assert_eq!(at(&c, 4, 5), CLEAR);
@@ -64,8 +69,8 @@ fn fill_rect_paints_exactly_its_pixels() {
 #[test]
 fn clear_rect_and_negative_sizes() {
     let mut c = canvas(20, 20);
-    c.fill_rect(0.0, 0.0, 20.0, 20.0);
-    c.clear_rect(15.0, 15.0, -10.0, -10.0);
+    c.fill_rect(0.0, 0.0, 20.0, 20.0).unwrap();
+    c.clear_rect(15.0, 15.0, -10.0, -10.0).unwrap();
     assert_eq!(at(&c, 5, 5), CLEAR);
     assert_eq!(at(&c, 14, 14), CLEAR);
     assert_eq!(at(&c, 15, 15), [0, 0, 0, 255]);
@@ -78,13 +83,13 @@ fn transforms_apply_to_rectangles_and_paths() {
     c.set_fill_style(color("blue"));
     c.translate(10.0, 10.0);
     c.scale(2.0, 2.0);
-    c.fill_rect(0.0, 0.0, 5.0, 5.0);
+    c.fill_rect(0.0, 0.0, 5.0, 5.0).unwrap();
     assert_eq!(inked(&c), Some((10, 10, 19, 19)));
 
     let mut c = canvas(40, 40);
     c.translate(20.0, 20.0);
     c.rotate(TAU / 4.0);
-    c.fill_rect(0.0, 0.0, 10.0, 5.0);
+    c.fill_rect(0.0, 0.0, 10.0, 5.0).unwrap();
     // Rotated a quarter turn clockwise: x runs down, y runs left.
     assert_eq!(inked(&c), Some((15, 20, 19, 29)));
 
@@ -94,7 +99,7 @@ fn transforms_apply_to_rectangles_and_paths() {
     c.save().unwrap();
     c.translate(100.0, 0.0);
     c.restore();
-    c.fill_rect(0.0, 0.0, 2.0, 2.0);
+    c.fill_rect(0.0, 0.0, 2.0, 2.0).unwrap();
     assert_eq!(inked(&c), Some((0, 0, 1, 1)));
     assert_eq!(c.transform_matrix(), [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
 }
@@ -105,7 +110,7 @@ fn path_points_keep_the_transform_of_their_time() {
     c.begin_path();
     c.rect(0.0, 0.0, 10.0, 10.0).unwrap();
     c.translate(20.0, 20.0);
-    c.fill(false);
+    c.fill(false).unwrap();
     // The rectangle was added before the translation.
     assert_eq!(inked(&c), Some((0, 0, 9, 9)));
 }
@@ -117,7 +122,7 @@ fn fill_rules_differ_on_overlapping_subpaths() {
         c.begin_path();
         c.rect(0.0, 0.0, 30.0, 30.0).unwrap();
         c.rect(10.0, 10.0, 10.0, 10.0).unwrap();
-        c.fill(even_odd);
+        c.fill(even_odd).unwrap();
         c
     };
     assert_eq!(at(&draw(false), 15, 15)[3], 255);
@@ -130,7 +135,7 @@ fn arcs_curves_and_round_rects_cover_their_shapes() {
     let mut c = canvas(100, 100);
     c.begin_path();
     c.arc(50.0, 50.0, 20.0, 0.0, TAU, false).unwrap();
-    c.fill(false);
+    c.fill(false).unwrap();
     assert_eq!(at(&c, 50, 50)[3], 255);
     assert_eq!(at(&c, 50, 31)[3], 255);
     assert_eq!(at(&c, 34, 34)[3], 0, "outside the circle, inside its box");
@@ -146,7 +151,7 @@ fn arcs_curves_and_round_rects_cover_their_shapes() {
     c.begin_path();
     c.ellipse([50.0, 50.0, 40.0, 10.0, 0.0, 0.0, TAU], false)
         .unwrap();
-    c.fill(false);
+    c.fill(false).unwrap();
     let (l, t, r, b) = inked(&c).unwrap();
     assert!(l <= 10 && r >= 89 && t >= 39 && b <= 60);
 
@@ -154,7 +159,7 @@ fn arcs_curves_and_round_rects_cover_their_shapes() {
     c.begin_path();
     c.round_rect((10.0, 10.0, 80.0, 80.0), [(20.0, 20.0); 4])
         .unwrap();
-    c.fill(false);
+    c.fill(false).unwrap();
     assert_eq!(at(&c, 50, 11)[3], 255);
     assert_eq!(at(&c, 11, 11)[3], 0, "the corner is cut");
 
@@ -165,7 +170,7 @@ fn arcs_curves_and_round_rects_cover_their_shapes() {
     c.bezier_curve_to([90.0, 95.0, 10.0, 95.0, 10.0, 90.0])
         .unwrap();
     c.close_path();
-    c.fill(false);
+    c.fill(false).unwrap();
     assert_eq!(at(&c, 50, 50)[3], 255);
     assert_eq!(at(&c, 50, 5)[3], 0);
 }
@@ -178,27 +183,27 @@ fn strokes_follow_line_width_caps_and_dashes() {
     c.begin_path();
     c.move_to(10.0, 10.0).unwrap();
     c.line_to(50.0, 10.0).unwrap();
-    c.stroke();
+    c.stroke().unwrap();
     assert_eq!(inked(&c), Some((10, 8, 49, 11)));
     assert_eq!(at(&c, 30, 9), RED);
 
     c.set_line_cap("square");
-    c.clear_rect(0.0, 0.0, 60.0, 20.0);
-    c.stroke();
+    c.clear_rect(0.0, 0.0, 60.0, 20.0).unwrap();
+    c.stroke().unwrap();
     assert_eq!(inked(&c), Some((8, 8, 51, 11)));
 
     c.set_line_cap("butt");
-    c.set_line_dash(&[5.0, 5.0]);
+    c.set_line_dash(&[5.0, 5.0]).unwrap();
     assert_eq!(c.line_dash(), vec![5.0, 5.0]);
-    c.clear_rect(0.0, 0.0, 60.0, 20.0);
-    c.stroke();
+    c.clear_rect(0.0, 0.0, 60.0, 20.0).unwrap();
+    c.stroke().unwrap();
     assert_eq!(at(&c, 12, 10), RED);
     assert_eq!(at(&c, 17, 10), CLEAR, "a gap of the dash");
     assert_eq!(at(&c, 22, 10), RED);
 
-    c.set_line_dash(&[1.0, 2.0, 3.0]);
+    c.set_line_dash(&[1.0, 2.0, 3.0]).unwrap();
     assert_eq!(c.line_dash(), vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
-    c.set_line_dash(&[1.0, -2.0]);
+    c.set_line_dash(&[1.0, -2.0]).unwrap();
     assert_eq!(c.line_dash().len(), 6, "negative segments are ignored");
 }
 
@@ -209,7 +214,7 @@ fn stroke_width_scales_with_the_transform_current_at_stroke_time() {
     c.move_to(0.0, 20.0).unwrap();
     c.line_to(40.0, 20.0).unwrap();
     c.scale(1.0, 4.0);
-    c.stroke();
+    c.stroke().unwrap();
     let (_, t, _, b) = inked(&c).unwrap();
     assert_eq!((t, b), (18, 21));
 }
@@ -221,16 +226,16 @@ fn clip_limits_drawing_until_restore() {
     c.begin_path();
     c.rect(10.0, 10.0, 10.0, 10.0).unwrap();
     c.clip(false).unwrap();
-    c.fill_rect(0.0, 0.0, 40.0, 40.0);
+    c.fill_rect(0.0, 0.0, 40.0, 40.0).unwrap();
     assert_eq!(inked(&c), Some((10, 10, 19, 19)));
     c.begin_path();
     c.rect(15.0, 0.0, 40.0, 40.0).unwrap();
     c.clip(false).unwrap();
-    c.clear_rect(0.0, 0.0, 40.0, 40.0);
+    c.clear_rect(0.0, 0.0, 40.0, 40.0).unwrap();
     assert_eq!(at(&c, 12, 12)[3], 255, "outside the second clip");
     assert_eq!(at(&c, 17, 12)[3], 0);
     c.restore();
-    c.fill_rect(30.0, 30.0, 5.0, 5.0);
+    c.fill_rect(30.0, 30.0, 5.0, 5.0).unwrap();
     assert_eq!(at(&c, 32, 32)[3], 255, "the clip ends at restore()");
 }
 
@@ -238,19 +243,19 @@ fn clip_limits_drawing_until_restore() {
 fn global_alpha_and_composite_operations() {
     let mut c = canvas(10, 10);
     c.set_fill_style(color("blue"));
-    c.fill_rect(0.0, 0.0, 10.0, 10.0);
+    c.fill_rect(0.0, 0.0, 10.0, 10.0).unwrap();
     c.set_global_alpha(0.5);
     c.set_global_alpha(2.0);
     assert_eq!(c.global_alpha(), 0.5, "out-of-range alpha is ignored");
     c.set_fill_style(color("red"));
-    c.fill_rect(0.0, 0.0, 5.0, 10.0);
+    c.fill_rect(0.0, 0.0, 5.0, 10.0).unwrap();
     let [r, g, b, a] = at(&c, 2, 2);
     assert!((126..=129).contains(&r) && g == 0 && (126..=129).contains(&b) && a == 255);
 
     c.set_global_alpha(1.0);
     c.set_composite(CompositeOp::parse("destination-out").unwrap());
     assert_eq!(c.composite().name(), "destination-out");
-    c.fill_rect(5.0, 0.0, 5.0, 10.0);
+    c.fill_rect(5.0, 0.0, 5.0, 10.0).unwrap();
     assert_eq!(at(&c, 7, 2), CLEAR);
     assert!(CompositeOp::parse("plus-darker").is_none());
 }
@@ -258,11 +263,11 @@ fn global_alpha_and_composite_operations() {
 #[test]
 fn gradients_interpolate_their_stops() {
     let mut c = canvas(101, 10);
-    let mut gradient = Gradient::linear(0.0, 0.0, 100.0, 0.0).unwrap();
+    let mut gradient = Gradient::linear(0.0, 0.0, 100.0, 0.0, &unlimited()).unwrap();
     gradient.add_color_stop(0.0, "red").unwrap();
     gradient.add_color_stop(1.0, "blue").unwrap();
     c.set_fill_style(Style::Gradient(Rc::new(RefCell::new(gradient))));
-    c.fill_rect(0.0, 0.0, 101.0, 10.0);
+    c.fill_rect(0.0, 0.0, 101.0, 10.0).unwrap();
     let left = at(&c, 0, 5);
     let middle = at(&c, 50, 5);
     let right = at(&c, 100, 5);
@@ -273,26 +278,26 @@ fn gradients_interpolate_their_stops() {
         "{middle:?}"
     );
 
-    let mut radial = Gradient::radial([50.0, 5.0, 0.0, 50.0, 5.0, 50.0]).unwrap();
+    let mut radial = Gradient::radial([50.0, 5.0, 0.0, 50.0, 5.0, 50.0], &unlimited()).unwrap();
     radial.add_color_stop(0.0, "white").unwrap();
     radial.add_color_stop(1.0, "black").unwrap();
     c.set_fill_style(Style::Gradient(Rc::new(RefCell::new(radial))));
-    c.fill_rect(0.0, 0.0, 101.0, 10.0);
+    c.fill_rect(0.0, 0.0, 101.0, 10.0).unwrap();
     assert!(at(&c, 50, 5)[0] > 240);
     assert!(at(&c, 0, 5)[0] < 10);
 
-    let mut bad = Gradient::linear(0.0, 0.0, 1.0, 1.0).unwrap();
+    let mut bad = Gradient::linear(0.0, 0.0, 1.0, 1.0, &unlimited()).unwrap();
     assert!(bad.add_color_stop(1.5, "red").is_err());
     assert!(bad.add_color_stop(0.5, "not-a-colour").is_err());
-    assert!(Gradient::radial([0.0, 0.0, -1.0, 0.0, 0.0, 1.0]).is_err());
+    assert!(Gradient::radial([0.0, 0.0, -1.0, 0.0, 0.0, 1.0], &unlimited()).is_err());
 }
 
 #[test]
 fn a_gradient_without_stops_paints_nothing() {
     let mut c = canvas(10, 10);
-    let gradient = Gradient::linear(0.0, 0.0, 10.0, 0.0).unwrap();
+    let gradient = Gradient::linear(0.0, 0.0, 10.0, 0.0, &unlimited()).unwrap();
     c.set_fill_style(Style::Gradient(Rc::new(RefCell::new(gradient))));
-    c.fill_rect(0.0, 0.0, 10.0, 10.0);
+    c.fill_rect(0.0, 0.0, 10.0, 10.0).unwrap();
     assert_eq!(inked(&c), None);
 }
 
@@ -307,15 +312,15 @@ fn invalid_style_values_are_ignored() {
     c.set_line_join("round");
     c.set_line_join("nope");
     assert_eq!((c.line_cap(), c.line_join()), ("butt", "round"));
-    c.set_font("bold 20px serif");
-    c.set_font("not a font");
+    c.set_font("bold 20px serif").unwrap();
+    c.set_font("not a font").unwrap();
     assert_eq!(c.font().to_css(), "bold 20px serif");
 }
 
 #[test]
 fn filled_text_lies_inside_its_measured_box() {
     let mut c = canvas(200, 60);
-    c.set_font("bold 24px sans-serif");
+    c.set_font("bold 24px sans-serif").unwrap();
     c.set_fill_style(color("black"));
     let metrics = c.measure_text("Sales 2024").unwrap();
     c.draw_text("Sales 2024", 20.0, 40.0, None, true).unwrap();
@@ -344,7 +349,7 @@ fn filled_text_lies_inside_its_measured_box() {
 fn text_align_and_baseline_move_the_text() {
     let bounds = |align: TextAlign, baseline: TextBaseline| {
         let mut c = canvas(200, 100);
-        c.set_font("20px sans-serif");
+        c.set_font("20px sans-serif").unwrap();
         c.set_text_align(align);
         c.set_text_baseline(baseline);
         c.draw_text("Hello", 100.0, 50.0, None, true).unwrap();
@@ -370,7 +375,7 @@ fn text_align_and_baseline_move_the_text() {
 #[test]
 fn max_width_squeezes_text() {
     let mut c = canvas(300, 40);
-    c.set_font("20px sans-serif");
+    c.set_font("20px sans-serif").unwrap();
     c.draw_text("A fairly long label", 10.0, 30.0, Some(50.0), true)
         .unwrap();
     let (l, _, r, _) = inked(&c).unwrap();
@@ -383,7 +388,7 @@ fn max_width_squeezes_text() {
 #[test]
 fn stroke_text_outlines_glyphs_and_rotated_text_draws() {
     let mut c = canvas(100, 100);
-    c.set_font("bold 60px sans-serif");
+    c.set_font("bold 60px sans-serif").unwrap();
     c.set_line_width(1.0);
     c.draw_text("O", 20.0, 80.0, None, false).unwrap();
     let (l, t, r, b) = inked(&c).unwrap();
@@ -391,7 +396,7 @@ fn stroke_text_outlines_glyphs_and_rotated_text_draws() {
     assert_eq!(at(&c, cx, cy)[3], 0, "the counter of a stroked O is empty");
 
     let mut c = canvas(100, 100);
-    c.set_font("20px sans-serif");
+    c.set_font("20px sans-serif").unwrap();
     c.translate(50.0, 90.0);
     c.rotate(-TAU / 4.0);
     c.draw_text("Label", 0.0, 0.0, None, true).unwrap();
@@ -406,9 +411,10 @@ fn stroke_text_outlines_glyphs_and_rotated_text_draws() {
 fn image_data_round_trips_straight_alpha() {
     let mut c = canvas(10, 10);
     c.set_fill_style(color("rgba(255, 0, 0, 0.5)"));
-    c.fill_rect(0.0, 0.0, 5.0, 5.0);
+    c.fill_rect(0.0, 0.0, 5.0, 5.0).unwrap();
     let rect = ImageDataRect::new(-1, -1, 4, 4, 8192).unwrap();
-    let data = c.get_image_data(rect);
+    let mut data = vec![0; rect.bytes()];
+    c.read_image_data(rect, &mut data).unwrap();
     assert_eq!(&data[0..4], &CLEAR, "outside the bitmap");
     let inside = &data[(4 + 1) * 4..(4 + 1) * 4 + 4];
     assert_eq!(inside[0], 255);
@@ -437,9 +443,9 @@ fn image_data_round_trips_straight_alpha() {
 fn draw_image_scales_and_crops_another_canvas() {
     let mut source = canvas(10, 10);
     source.set_fill_style(color("red"));
-    source.fill_rect(0.0, 0.0, 5.0, 10.0);
+    source.fill_rect(0.0, 0.0, 5.0, 10.0).unwrap();
     source.set_fill_style(color("blue"));
-    source.fill_rect(5.0, 0.0, 5.0, 10.0);
+    source.fill_rect(5.0, 0.0, 5.0, 10.0).unwrap();
 
     let mut c = canvas(40, 40);
     c.set_image_smoothing(false);
@@ -447,7 +453,8 @@ fn draw_image_scales_and_crops_another_canvas() {
         source.bitmap(),
         [0.0, 0.0, 10.0, 10.0],
         [0.0, 0.0, 40.0, 40.0],
-    );
+    )
+    .unwrap();
     assert_eq!(at(&c, 5, 20), RED);
     assert_eq!(at(&c, 35, 20), BLUE);
 
@@ -456,19 +463,22 @@ fn draw_image_scales_and_crops_another_canvas() {
         source.bitmap(),
         [5.0, 0.0, 5.0, 10.0],
         [10.0, 10.0, 5.0, 10.0],
-    );
+    )
+    .unwrap();
     assert_eq!(inked(&c), Some((10, 10, 14, 19)));
     assert_eq!(at(&c, 12, 15), BLUE);
 
-    let snapshot = c.snapshot();
-    c.draw_image(&snapshot, [0.0, 0.0, 40.0, 40.0], [20.0, 0.0, 40.0, 40.0]);
+    let (snapshot, _copy) = c.snapshot().unwrap();
+    c.draw_image(&snapshot, [0.0, 0.0, 40.0, 40.0], [20.0, 0.0, 40.0, 40.0])
+        .unwrap();
     assert_eq!(at(&c, 32, 15), BLUE, "drawn onto itself through a snapshot");
 }
 
 #[test]
 fn sizes_are_capped_and_pixels_are_budgeted() {
-    let budget = FixedBudget::shared(100 * 100 * 4);
-    let make = |w: f64, h: f64, max: u32| Canvas::new(w, h, max, Rc::clone(&budget), never());
+    // An eighth of the limit stays for QuickJS: room for one 100×100 bitmap, not one more pixel.
+    let account = MemoryAccount::new(100 * 100 * 4 * 8 / 7 + 3);
+    let make = |w: f64, h: f64, max: u32| Canvas::new(w, h, max, Rc::clone(&account), never());
     let error = make(200.0, 10.0, 100).unwrap_err();
     assert_eq!(error.kind, CanvasErrorKind::Limit("maxCanvasSize"));
     assert_eq!(
@@ -516,7 +526,7 @@ fn long_text_stops_when_interrupted() {
         10.0,
         10.0,
         100,
-        FixedBudget::shared(1 << 20),
+        MemoryAccount::new(1 << 20),
         Rc::new(move || {
             counter.set(counter.get() + 1);
             true
@@ -534,8 +544,8 @@ fn long_text_stops_when_interrupted() {
 fn png_output_decodes_to_the_same_pixels() {
     let mut c = canvas(30, 20);
     c.set_fill_style(color("#336699"));
-    c.fill_rect(0.0, 0.0, 15.0, 20.0);
-    let image = c.to_image().unwrap();
+    c.fill_rect(0.0, 0.0, 15.0, 20.0).unwrap();
+    let (image, _file) = c.to_image(&|| false).unwrap();
     assert_eq!(
         (image.mime_type, image.width, image.height),
         ("image/png", 30, 20)
@@ -550,4 +560,66 @@ fn png_output_decodes_to_the_same_pixels() {
     assert!(image
         .data_url()
         .starts_with("data:image/png;base64,iVBORw0KGgo"));
+}
+
+/// Everything a canvas holds is charged to its account while it holds it, and given back when
+/// it goes: the bitmap, a clip mask, the dash list and font of the state and of each saved
+/// state, the path's points, a gradient's stops.
+#[test]
+fn everything_a_canvas_holds_is_charged_and_given_back() {
+    let account = MemoryAccount::new(64 << 20);
+    let mut c = Canvas::new(100.0, 50.0, 8192, Rc::clone(&account), never()).unwrap();
+    let pixels = 100 * 50 * 4;
+    assert_eq!(account.charged(), pixels);
+    c.set_line_dash(&[2.0; 100]).unwrap();
+    c.set_font(&("12px ".to_owned() + &"x".repeat(500)))
+        .unwrap();
+    let state = account.charged() - pixels;
+    assert!(state >= 100 * 4 + 500, "{state}");
+    c.save().unwrap();
+    let saved = account.charged() - pixels - state;
+    assert!(
+        saved >= state,
+        "a saved state holds its own copies: {saved}"
+    );
+    for i in 0..1000 {
+        c.line_to(f64::from(i), 1.0).unwrap();
+    }
+    c.clip(false).unwrap();
+    let mut gradient = Gradient::linear(0.0, 0.0, 1.0, 0.0, &account).unwrap();
+    for i in 0..100 {
+        gradient
+            .add_color_stop(f64::from(i) / 100.0, "red")
+            .unwrap();
+    }
+    let with_all = account.charged();
+    assert!(with_all >= pixels + state + saved + 1000 * 10 + 100 * 50 + 100 * 8);
+    c.restore();
+    c.begin_path();
+    assert!(account.charged() < with_all);
+    drop(gradient);
+    drop(c);
+    assert_eq!(account.charged(), 0);
+    assert!(account.peak() >= with_all);
+}
+
+/// Past their caps, dash lists and gradient stops are refused with a `RangeError`, and a font
+/// value longer than any valid one is ignored without being read.
+#[test]
+fn dash_lists_gradient_stops_and_fonts_are_capped() {
+    let mut c = canvas(10, 10);
+    let error = c
+        .set_line_dash(&vec![1.0; MAX_DASH_ENTRIES + 1])
+        .unwrap_err();
+    assert_eq!(error.kind, CanvasErrorKind::Range);
+    c.set_line_dash(&vec![1.0; MAX_DASH_ENTRIES]).unwrap();
+    let mut gradient = Gradient::linear(0.0, 0.0, 1.0, 0.0, &unlimited()).unwrap();
+    for _ in 0..MAX_GRADIENT_STOPS {
+        gradient.add_color_stop(0.5, "red").unwrap();
+    }
+    let error = gradient.add_color_stop(0.5, "red").unwrap_err();
+    assert_eq!(error.kind, CanvasErrorKind::Range);
+    c.set_font(&format!("12px {}", "f".repeat(MAX_FONT_LENGTH)))
+        .unwrap();
+    assert_eq!(c.font().to_css(), "10px sans-serif");
 }

@@ -122,6 +122,9 @@ struct AbortShared {
     /// When the run's deadline began (see [`RunRequest::called_at`]): it is `timeoutMs` from
     /// here.
     started: OnceLock<Instant>,
+    /// Set once the run's code is over: what the engine still does for it (encoding its
+    /// images) is outside its deadline.
+    finished: AtomicBool,
 }
 
 impl RunAbort {
@@ -159,6 +162,16 @@ impl RunAbort {
         let _ = self.0.started.set(at);
     }
 
+    /// Whether the run's code is over: its answer is on its way (its images being encoded),
+    /// and its deadline no longer applies.
+    pub fn is_finished(&self) -> bool {
+        self.0.finished.load(Ordering::SeqCst)
+    }
+
+    fn mark_finished(&self) {
+        self.0.finished.store(true, Ordering::SeqCst);
+    }
+
     fn attach(&self, inbox: &Arc<EngineInbox>) {
         *self.0.wake.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::downgrade(inbox));
     }
@@ -181,7 +194,8 @@ pub struct RunStats {
     pub tool_calls: u64,
     /// Loop iterations the guard counted (§6.3).
     pub operations: u64,
-    /// The most bytes the QuickJS heap held during the run.
+    /// The most bytes the executor's memory account held during the run: what QuickJS took
+    /// from the system and what the engine held for the runtime (canvases, images, buffers).
     pub peak_heap_bytes: u64,
     /// Timers still pending when the run ended, which were cancelled; `None` when the executor
     /// has no timers (`timers: false`).

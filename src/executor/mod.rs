@@ -689,7 +689,8 @@ impl RunEnding {
 /// run's deadline without one: the thread is then stuck in work that cannot be interrupted, and
 /// the run is answered without it (a timeout; the executor becomes `DIRTY`, and `cleanup()`
 /// waits for the thread). The deadline counts from `started` (the call), or, for a run queued
-/// behind others of the same executor, from when the engine says it began.
+/// behind others of the same executor, from when the engine says it began; a run whose code is
+/// over (its images being encoded) has none any more.
 async fn answer_by_deadline(
     mut reply: tokio::sync::oneshot::Receiver<RunReport>,
     watched: &RunAbort,
@@ -712,6 +713,11 @@ async fn answer_by_deadline(
         .await;
         if answered.is_some() {
             return answered;
+        }
+        // A run whose code is over is only having its images encoded: bounded work outside
+        // its deadline (docs/canvas.md "Canvas: agents that draw"), answered whenever it is done.
+        if watched.is_finished() {
+            return Some(reply.await);
         }
         if began()
             .and_then(overdue)

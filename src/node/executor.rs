@@ -128,8 +128,10 @@ pub struct JsRunStats {
     pub tool_calls: f64,
     /// Loop iterations the guard counted (what `maxOperations` limits).
     pub operations: f64,
-    /// The most bytes the executor's QuickJS heap held during the run (the whole runtime,
-    /// including what earlier runs left in it).
+    /// The most bytes the executor's memory account held during the run: what its QuickJS
+    /// runtime took from the system and what the engine held for it (canvases, the run's
+    /// images, trace and log buffers), the figure `memoryLimitBytes` bounds; earlier runs'
+    /// leftovers included.
     pub peak_heap_bytes: f64,
     /// Timers still pending when the run ended, which were cancelled; present only when the
     /// executor was created with `timers: true` (a run without the option pays for no field).

@@ -227,7 +227,9 @@ export interface ExecutorOptions {
    */
   collectConsoleLevels?: Array<"log" | "info" | "warn" | "error">
   /**
-   * Heap limit of the executor's QuickJS runtime in bytes.
+   * The most memory the executor's runtime may take, in bytes: what QuickJS takes from the
+   * system (whole arenas, not just the blocks in use) and what the engine holds for it
+   * (canvases, the run's images, trace and log buffers).
    *
    * Default: `268435456 (256 MiB)`. Accepts: integer ≥ 65536.
    */
@@ -250,8 +252,8 @@ export interface ExecutorOptions {
   maxValueBytes?: number
   /**
    * The largest width or height of a sandbox canvas in pixels; `getCanvas` and
-   * `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count against
-   * `memoryLimitBytes`.
+   * `new OffscreenCanvas` throw a `RangeError` above it. What a canvas holds also counts
+   * against `memoryLimitBytes`.
    *
    * Default: `8192`. Accepts: integer 1–32768.
    */

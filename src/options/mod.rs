@@ -121,7 +121,9 @@ declare_options! {
         collect_console_levels: Vec<LogLevel> = "collectConsoleLevels",
             default JsDefault::Texts(ALL_LEVELS),
             bounds Bounds::NONE;
-        /// Heap limit of the executor's QuickJS runtime in bytes.
+        /// The most memory the executor's runtime may take, in bytes: what QuickJS takes from the
+        /// system (whole arenas, not just the blocks in use) and what the engine holds for it
+        /// (canvases, the run's images, trace and log buffers).
         memory_limit_bytes: usize = "memoryLimitBytes",
             default JsDefault::Number(256.0 * 1024.0 * 1024.0),
             bounds Bounds::at_least(MIN_MEMORY_LIMIT_BYTES).bytes();
@@ -141,8 +143,8 @@ declare_options! {
             default JsDefault::Number(DEFAULT_MAX_VALUE_BYTES as f64),
             bounds Bounds::at_least(MIN_MAX_VALUE_BYTES).bytes();
         /// The largest width or height of a sandbox canvas in pixels; `getCanvas` and
-        /// `new OffscreenCanvas` throw a `RangeError` above it. Pixels also count against
-        /// `memoryLimitBytes`.
+        /// `new OffscreenCanvas` throw a `RangeError` above it. What a canvas holds also counts
+        /// against `memoryLimitBytes`.
         max_canvas_size: u32 = "maxCanvasSize",
             default JsDefault::Number(crate::canvas::DEFAULT_MAX_CANVAS_SIZE as f64),
             bounds Bounds::at_least(1.0).at_most(MAX_CANVAS_SIZE);

@@ -3,7 +3,7 @@
 //! what they mean in a global script (docs/contract.md "Script semantics first"); where the
 //! parentheses the parse drops kept a function anonymous, it stays so (`function_names.rs`). The
 //! loop guard (§6.3) is not a rewrite: QuickJS compiles it into every loop body itself (the
-//! engine's `reflect::install_loop_guard`, QuickJS patch 0600), so no name lookup or call per
+//! engine's `quickjs::loop_guard::install_loop_guard`, QuickJS patch 0600), so no name lookup or call per
 //! iteration is needed and no code can bypass it.
 //!
 //! The parsed program is the wrapper function of `parse.rs`; its body becomes a global script,

@@ -108,9 +108,6 @@ pub enum Event {
     Settled(u32, ToolResult),
     /// The run's event loop fired the timer made with this sequence number next.
     Timer(u64),
-    /// Whether a canvas's pixels fitted in what `memoryLimitBytes` left (a canvas that does not
-    /// fit throws a `RangeError`): what the heap held then is not the same after a restore.
-    Canvas(bool),
     /// A tool asked the run to pause (`pauseRun(reason)`) at a call (a synchronous call where
     /// the run was in it, else the promise the event loop settled): the call is answered by
     /// `resume()`. Always a run's last event.

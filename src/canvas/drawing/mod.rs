@@ -4,35 +4,45 @@
 //! `style.rs`). Methods take the Canvas API's arguments already converted to Rust values and
 //! follow the spec's rules for them (non-finite numbers make a call a no-op, invalid style
 //! values are ignored, sizes are checked).
+//!
+//! Everything a canvas holds is charged to the executor's memory account before it is
+//! allocated (the bitmap, clip masks, each saved state's dash list and font, the path); drawing
+//! goes through [`super::raster`], which charges what tiny-skia allocates and paints in bands
+//! between which the run's interrupt is consulted.
 
 mod pixels;
 
 use std::rc::Rc;
 
 use tiny_skia::{
-    BlendMode, FillRule, LineCap, LineJoin, Mask, Paint, Pixmap, Rect, Shader, Stroke, StrokeDash,
-    Transform,
+    BlendMode, FillRule, LineCap, LineJoin, Mask, Paint, Pixmap, Rect, Shader, Stroke, Transform,
 };
 
-use super::budget::{PixelBudget, Reservation};
 use super::color::Rgba;
 use super::font::{FontSpec, TextAlign, TextBaseline, TextLine, TextMetrics};
 use super::path::{CanvasPath, CornerRadii};
+use super::raster::{self, Target, Work};
 use super::style::{narrow, CompositeOp, Style};
-use super::{CanvasError, Image};
+use super::{encode, over_limit, CanvasError, Image};
+use crate::memory::{vec_bytes, Charge, MemoryAccount};
 
 pub use pixels::ImageDataRect;
-
-/// Bitmaps up to this size (a megapixel) are PNG-compressed at the balanced level.
-const BALANCED_PNG_BYTES: usize = 4 << 20;
 
 /// The deepest `save()` nesting: each level copies the drawing state.
 pub const MAX_SAVE_DEPTH: usize = 4096;
 
+/// The most entries of a line dash: far more than any chart's pattern needs; each stroke
+/// copies the list, and a saved state keeps its own.
+pub const MAX_DASH_ENTRIES: usize = 1024;
+
+/// The longest `font` value the canvas reads (longer values are ignored, as invalid ones are):
+/// a family list of a few dozen names.
+pub const MAX_FONT_LENGTH: usize = 1024;
+
 /// A clip region: a coverage mask over the whole bitmap.
 struct Clip {
     mask: Mask,
-    _pixels: Reservation,
+    _pixels: Charge,
 }
 
 impl std::fmt::Debug for Clip {
@@ -42,7 +52,7 @@ impl std::fmt::Debug for Clip {
 }
 
 /// What `save()` saves.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct DrawState {
     transform: Transform,
     fill: Style,
@@ -60,10 +70,12 @@ struct DrawState {
     text_baseline: TextBaseline,
     smoothing: bool,
     clip: Option<Rc<Clip>>,
+    /// What `dash` and the font's family hold on the heap.
+    held: Charge,
 }
 
-impl Default for DrawState {
-    fn default() -> Self {
+impl DrawState {
+    fn initial(account: &Rc<MemoryAccount>) -> Self {
         Self {
             transform: Transform::identity(),
             fill: Style::Color(Rgba::BLACK),
@@ -81,20 +93,59 @@ impl Default for DrawState {
             text_baseline: TextBaseline::Alphabetic,
             smoothing: true,
             clip: None,
+            held: account.empty_charge(),
         }
+    }
+
+    /// The heap bytes of a state holding `dash` and `font`.
+    fn heap_bytes(dash: usize, font: &FontSpec) -> usize {
+        vec_bytes::<f32>(dash).saturating_add(font.family.capacity())
+    }
+
+    /// A copy (for `save()`), whose dash list and font are charged before they are copied.
+    fn duplicate(&self) -> Result<Self, CanvasError> {
+        let held = self
+            .held
+            .account()
+            .charge(Self::heap_bytes(self.dash.len(), &self.font))
+            .map_err(|over| over_limit("save()", "the saved state", over))?;
+        Ok(Self {
+            transform: self.transform,
+            fill: self.fill.clone(),
+            stroke: self.stroke.clone(),
+            global_alpha: self.global_alpha,
+            composite: self.composite,
+            line_width: self.line_width,
+            line_cap: self.line_cap,
+            line_join: self.line_join,
+            miter_limit: self.miter_limit,
+            dash: self.dash.clone(),
+            dash_offset: self.dash_offset,
+            font: FontSpec {
+                family: self.font.family.clone(),
+                ..self.font
+            },
+            text_align: self.text_align,
+            text_baseline: self.text_baseline,
+            smoothing: self.smoothing,
+            clip: self.clip.clone(),
+            held,
+        })
     }
 }
 
 /// A canvas: its bitmap and its 2D context.
 pub struct Canvas {
     pixmap: Pixmap,
-    /// The budget held for `pixmap` (`None` only if it could not be taken back after a failed
+    /// The charge held for `pixmap` (`None` only if it could not be taken back after a failed
     /// resize, which cannot happen: the same bytes were just released).
-    pixels: Option<Reservation>,
-    budget: Rc<dyn PixelBudget>,
+    pixels: Option<Charge>,
+    account: Rc<MemoryAccount>,
     max_side: u32,
     state: DrawState,
     stack: Vec<DrawState>,
+    /// What `stack` itself holds (its capacity of states).
+    stack_held: Charge,
     path: CanvasPath,
     interrupted: Rc<dyn Fn() -> bool>,
 }
@@ -105,13 +156,13 @@ impl std::fmt::Debug for Canvas {
     }
 }
 
-/// Checks a canvas size and reserves its bitmap.
+/// Checks a canvas size and charges its bitmap.
 fn allocate(
-    budget: &Rc<dyn PixelBudget>,
+    account: &Rc<MemoryAccount>,
     width: f64,
     height: f64,
     max_side: u32,
-) -> Result<(Pixmap, Reservation), CanvasError> {
+) -> Result<(Pixmap, Charge), CanvasError> {
     let side = |value: f64| {
         (value.is_finite() && value >= 1.0 && value <= f64::from(max_side)).then(|| value.trunc())
     };
@@ -135,7 +186,7 @@ fn allocate(
     )]
     let (w, h) = (w as u32, h as u32);
     let bytes = w as usize * h as usize * 4;
-    let reservation = Reservation::take(budget, bytes).map_err(|over| {
+    let charge = account.charge(bytes).map_err(|over| {
         CanvasError::limit(
             "memoryLimitBytes",
             format!(
@@ -146,28 +197,29 @@ fn allocate(
     })?;
     let pixmap = Pixmap::new(w, h)
         .ok_or_else(|| CanvasError::range(format!("cannot allocate a {w}×{h} canvas")))?;
-    Ok((pixmap, reservation))
+    Ok((pixmap, charge))
 }
 
 impl Canvas {
-    /// A transparent canvas of `width`×`height`, whose pixels `budget` pays for;
-    /// `interrupted` tells long operations (text) to stop.
+    /// A transparent canvas of `width`×`height`, whose memory `account` pays for;
+    /// `interrupted` tells long operations to stop.
     pub fn new(
         width: f64,
         height: f64,
         max_side: u32,
-        budget: Rc<dyn PixelBudget>,
+        account: Rc<MemoryAccount>,
         interrupted: Rc<dyn Fn() -> bool>,
     ) -> Result<Self, CanvasError> {
-        let (pixmap, pixels) = allocate(&budget, width, height, max_side)?;
+        let (pixmap, pixels) = allocate(&account, width, height, max_side)?;
         Ok(Self {
             pixmap,
             pixels: Some(pixels),
-            budget,
             max_side,
-            state: DrawState::default(),
+            state: DrawState::initial(&account),
             stack: Vec::new(),
-            path: CanvasPath::new(),
+            stack_held: account.empty_charge(),
+            path: CanvasPath::new(&account),
+            account,
             interrupted,
         })
     }
@@ -185,67 +237,70 @@ impl Canvas {
         self.max_side
     }
 
+    /// The memory account the canvas charges.
+    pub fn account(&self) -> &Rc<MemoryAccount> {
+        &self.account
+    }
+
     /// Setting `width` or `height`: a new transparent bitmap, and the context reset. On
     /// failure the canvas keeps its bitmap and state.
     pub fn resize(&mut self, width: f64, height: f64) -> Result<(), CanvasError> {
         let old_bytes = self.pixmap.data().len();
-        // The old bitmap's budget is given back first: a canvas may be resized to any size that
+        // The old bitmap's charge is given back first: a canvas may be resized to any size that
         // fits once the old bitmap is gone.
         self.pixels = None;
-        let (pixmap, pixels) = match allocate(&self.budget, width, height, self.max_side) {
+        let (pixmap, pixels) = match allocate(&self.account, width, height, self.max_side) {
             Ok(allocated) => allocated,
             Err(error) => {
-                self.pixels = Reservation::take(&self.budget, old_bytes).ok();
+                self.pixels = self.account.charge(old_bytes).ok();
                 return Err(error);
             }
         };
         self.pixmap = pixmap;
         self.pixels = Some(pixels);
-        self.state = DrawState::default();
-        self.stack.clear();
-        self.path = CanvasPath::new();
+        self.reset_state();
         Ok(())
     }
 
-    /// The bitmap as PNG (straight-alpha RGBA). Up to a megapixel it is compressed at png's
-    /// balanced level; larger bitmaps use its fast fdeflate mode, several times quicker for
-    /// larger files, so that a huge canvas does not hold the run's answer for seconds
-    /// (bench/README.md, "PNG compression level").
-    pub fn to_image(&self) -> Result<Image, CanvasError> {
-        let failed = |error: png::EncodingError| {
-            CanvasError::invalid_state(format!("PNG encoding failed: {error}"))
-        };
-        let rgba = self.pixmap.clone().take_demultiplied();
-        let mut data = Vec::new();
-        let mut encoder = png::Encoder::new(&mut data, self.width(), self.height());
-        encoder.set_color(png::ColorType::Rgba);
-        encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_compression(if self.pixmap.data().len() <= BALANCED_PNG_BYTES {
-            png::Compression::Balanced
-        } else {
-            png::Compression::Fast
-        });
-        let mut writer = encoder.write_header().map_err(failed)?;
-        writer.write_image_data(&rgba).map_err(failed)?;
-        writer.finish().map_err(failed)?;
-        Ok(Image {
-            mime_type: Image::PNG,
-            width: self.width(),
-            height: self.height(),
-            data,
-        })
+    /// The initial state, no saved states, an empty path.
+    fn reset_state(&mut self) {
+        self.state = DrawState::initial(&self.account);
+        self.stack = Vec::new();
+        self.stack_held = self.account.empty_charge();
+        self.path = CanvasPath::new(&self.account);
+    }
+
+    /// The bitmap as PNG (straight-alpha RGBA), with the charge holding the file's bytes. Up to
+    /// a megapixel it is compressed at png's balanced level; larger bitmaps use its fast
+    /// fdeflate mode (bench/README.md, "PNG compression level"). `interrupted` is consulted
+    /// between bands of rows.
+    pub fn to_image(&self, interrupted: &dyn Fn() -> bool) -> Result<(Image, Charge), CanvasError> {
+        encode::png(&self.pixmap, &self.account, interrupted)
+    }
+
+    /// What the run's interrupt says now.
+    pub fn interrupted(&self) -> bool {
+        (self.interrupted)()
     }
 
     // --- state ---------------------------------------------------------------------------
 
-    /// `save()`.
+    /// `save()`: the state is copied, and the copy's dash list and font are charged.
     pub fn save(&mut self) -> Result<(), CanvasError> {
         if self.stack.len() >= MAX_SAVE_DEPTH {
             return Err(CanvasError::range(format!(
                 "save(): more than {MAX_SAVE_DEPTH} states are saved; call restore() for each save()"
             )));
         }
-        self.stack.push(self.state.clone());
+        if self.stack.len() == self.stack.capacity() {
+            let capacity = (self.stack.capacity() * 2).clamp(8, MAX_SAVE_DEPTH);
+            self.stack_held
+                .resize(vec_bytes::<DrawState>(capacity))
+                .map_err(|over| over_limit("save()", "the saved states", over))?;
+            self.stack.reserve_exact(capacity - self.stack.len());
+        }
+        let copy = self.state.duplicate()?;
+        self.stack.push(copy);
         Ok(())
     }
 
@@ -259,9 +314,7 @@ impl Canvas {
     /// `reset()`: a transparent bitmap and the initial state.
     pub fn reset(&mut self) {
         self.pixmap.fill(tiny_skia::Color::TRANSPARENT);
-        self.state = DrawState::default();
-        self.stack.clear();
-        self.path = CanvasPath::new();
+        self.reset_state();
     }
 
     pub fn fill_style(&self) -> &Style {
@@ -363,16 +416,24 @@ impl Canvas {
     }
 
     /// `setLineDash(segments)`: ignored if any is negative or not finite; an odd list is
-    /// repeated to make it even.
-    pub fn set_line_dash(&mut self, segments: &[f64]) {
+    /// repeated to make it even. Refused past [`MAX_DASH_ENTRIES`] entries.
+    pub fn set_line_dash(&mut self, segments: &[f64]) -> Result<(), CanvasError> {
+        check_dash_entries(segments.len())?;
         if !segments.iter().all(|d| d.is_finite() && *d >= 0.0) {
-            return;
+            return Ok(());
         }
-        let mut dash: Vec<f32> = segments.iter().copied().map(narrow).collect();
-        if dash.len() % 2 == 1 {
+        let entries = segments.len() * (1 + segments.len() % 2);
+        self.state
+            .held
+            .resize(DrawState::heap_bytes(entries, &self.state.font))
+            .map_err(|over| over_limit("setLineDash()", "the dash list", over))?;
+        let mut dash = Vec::with_capacity(entries);
+        dash.extend(segments.iter().copied().map(narrow));
+        if dash.len() < entries {
             dash.extend_from_within(..);
         }
         self.state.dash = dash;
+        Ok(())
     }
 
     pub fn line_dash_offset(&self) -> f64 {
@@ -389,11 +450,23 @@ impl Canvas {
         &self.state.font
     }
 
-    /// Ignored if `font` is not a valid CSS font.
-    pub fn set_font(&mut self, font: &str) {
-        if let Some(spec) = FontSpec::parse(font) {
+    /// Ignored if `font` is not a valid CSS font or longer than [`MAX_FONT_LENGTH`] bytes.
+    pub fn set_font(&mut self, font: &str) -> Result<(), CanvasError> {
+        if font.len() > MAX_FONT_LENGTH {
+            return Ok(());
+        }
+        // The family is at most as long as the value: charged before it is copied.
+        self.state
+            .held
+            .resize(vec_bytes::<f32>(self.state.dash.len()) + font.len())
+            .map_err(|over| over_limit("font", "the font", over))?;
+        if let Some(mut spec) = FontSpec::parse(font) {
+            spec.family.shrink_to_fit();
             self.state.font = spec;
         }
+        let bytes = DrawState::heap_bytes(self.state.dash.len(), &self.state.font);
+        let _ = self.state.held.resize(bytes);
+        Ok(())
     }
 
     pub fn text_align(&self) -> TextAlign {
@@ -470,7 +543,7 @@ impl Canvas {
     // --- paths ---------------------------------------------------------------------------
 
     pub fn begin_path(&mut self) {
-        self.path = CanvasPath::new();
+        self.path = CanvasPath::new(&self.account);
     }
 
     pub fn close_path(&mut self) {
@@ -571,50 +644,95 @@ impl Canvas {
         })
     }
 
-    fn stroke_settings(&self) -> Stroke {
-        let dash = if self.state.dash.iter().any(|d| *d > 0.0) {
-            StrokeDash::new(self.state.dash.clone(), self.state.dash_offset)
-        } else {
-            None
+    /// Paints `path` under `transform` with `paint` (whose pixels cost `cost`): filled by
+    /// `rule`, or stroked with the line styles.
+    fn paint_path(
+        &mut self,
+        call: &str,
+        path: &tiny_skia::Path,
+        (paint, cost): (&Paint<'_>, usize),
+        rule: Option<FillRule>,
+        transform: Transform,
+    ) -> Result<(), CanvasError> {
+        let work = Work {
+            account: &self.account,
+            interrupted: &*self.interrupted,
+            call,
         };
-        Stroke {
-            width: self.state.line_width,
-            miter_limit: self.state.miter_limit,
-            line_cap: self.state.line_cap,
-            line_join: self.state.line_join,
-            dash,
+        let target = Target {
+            pixmap: &mut self.pixmap,
+            clip: self.state.clip.as_ref().map(|c| &c.mask),
+        };
+        match rule {
+            Some(rule) => raster::fill(target, path, (paint, cost), rule, transform, &work),
+            None => {
+                let (stroke, dash) = {
+                    let dash = self
+                        .state
+                        .dash
+                        .iter()
+                        .any(|d| *d > 0.0)
+                        .then_some((self.state.dash.as_slice(), self.state.dash_offset));
+                    let stroke = Stroke {
+                        width: self.state.line_width,
+                        miter_limit: self.state.miter_limit,
+                        line_cap: self.state.line_cap,
+                        line_join: self.state.line_join,
+                        dash: None,
+                    };
+                    (stroke, dash)
+                };
+                raster::stroke(
+                    target,
+                    path,
+                    (paint, cost),
+                    (&stroke, dash),
+                    transform,
+                    &work,
+                )
+            }
         }
     }
 
-    /// Fills `path` (user space) with `style` under the current transform.
-    fn fill_user_path(&mut self, path: &tiny_skia::Path, fill: bool, rule: FillRule) {
+    /// The paint of the fill or stroke style and what its pixels cost, with the charge for
+    /// its shader's copy of a gradient's stops; `None` when it paints nothing.
+    fn style_paint(
+        &self,
+        fill: bool,
+        shader_transform: Transform,
+    ) -> Result<Option<(Paint<'static>, usize, Charge)>, CanvasError> {
         let style = if fill {
             &self.state.fill
         } else {
             &self.state.stroke
         };
-        let Some(paint) = self.paint(style, Transform::identity()) else {
-            return;
+        let bytes = match style {
+            Style::Gradient(gradient) => gradient.try_borrow().map_or(0, |g| g.shader_bytes()),
+            Style::Color(_) => 0,
+        };
+        let held = self
+            .account
+            .charge(bytes)
+            .map_err(|over| over_limit("drawing", "the gradient's stops", over))?;
+        Ok(self
+            .paint(style, shader_transform)
+            .map(|paint| (paint, style.pixel_cost(), held)))
+    }
+
+    /// Fills or strokes `path` (user space) with the fill or stroke style under the current
+    /// transform.
+    fn fill_user_path(
+        &mut self,
+        call: &str,
+        path: &tiny_skia::Path,
+        fill: bool,
+        rule: FillRule,
+    ) -> Result<(), CanvasError> {
+        let Some((paint, cost, _stops)) = self.style_paint(fill, Transform::identity())? else {
+            return Ok(());
         };
         let transform = self.state.transform;
-        if fill {
-            self.pixmap.fill_path(
-                path,
-                &paint,
-                rule,
-                transform,
-                self.state.clip.as_ref().map(|c| &c.mask),
-            );
-        } else {
-            let stroke = self.stroke_settings();
-            self.pixmap.stroke_path(
-                path,
-                &paint,
-                &stroke,
-                transform,
-                self.state.clip.as_ref().map(|c| &c.mask),
-            );
-        }
+        self.paint_path(call, path, (&paint, cost), fill.then_some(rule), transform)
     }
 
     fn user_rect(x: f64, y: f64, w: f64, h: f64) -> Option<tiny_skia::Path> {
@@ -633,29 +751,31 @@ impl Canvas {
     }
 
     /// `fillRect(x, y, w, h)`.
-    pub fn fill_rect(&mut self, x: f64, y: f64, w: f64, h: f64) {
+    pub fn fill_rect(&mut self, x: f64, y: f64, w: f64, h: f64) -> Result<(), CanvasError> {
         if w == 0.0 || h == 0.0 {
-            return;
+            return Ok(());
         }
-        if let Some(rect) = Self::user_rect(x, y, w, h) {
-            self.fill_user_path(&rect, true, FillRule::Winding);
+        match Self::user_rect(x, y, w, h) {
+            Some(rect) => self.fill_user_path("fillRect()", &rect, true, FillRule::Winding),
+            None => Ok(()),
         }
     }
 
     /// `strokeRect(x, y, w, h)`: a zero width or height strokes a line.
-    pub fn stroke_rect(&mut self, x: f64, y: f64, w: f64, h: f64) {
-        if let Some(rect) = Self::user_rect(x, y, w, h) {
-            self.fill_user_path(&rect, false, FillRule::Winding);
+    pub fn stroke_rect(&mut self, x: f64, y: f64, w: f64, h: f64) -> Result<(), CanvasError> {
+        match Self::user_rect(x, y, w, h) {
+            Some(rect) => self.fill_user_path("strokeRect()", &rect, false, FillRule::Winding),
+            None => Ok(()),
         }
     }
 
     /// `clearRect(x, y, w, h)`: transparent black, under the transform and clip.
-    pub fn clear_rect(&mut self, x: f64, y: f64, w: f64, h: f64) {
+    pub fn clear_rect(&mut self, x: f64, y: f64, w: f64, h: f64) -> Result<(), CanvasError> {
         if w == 0.0 || h == 0.0 {
-            return;
+            return Ok(());
         }
         let Some(rect) = Self::user_rect(x, y, w, h) else {
-            return;
+            return Ok(());
         };
         // Destination-out with opaque paint clears under the coverage: tiny-skia's `Clear`
         // ignores the clip mask.
@@ -665,41 +785,50 @@ impl Canvas {
             ..Paint::default()
         };
         let transform = self.state.transform;
-        self.pixmap.fill_path(
+        self.paint_path(
+            "clearRect()",
             &rect,
-            &paint,
-            FillRule::Winding,
+            (&paint, 1),
+            Some(FillRule::Winding),
             transform,
-            self.state.clip.as_ref().map(|c| &c.mask),
-        );
+        )
+    }
+
+    /// The current path, copied for tiny-skia, with the charge for the copy.
+    fn current_path(&self, call: &str) -> Result<Option<(tiny_skia::Path, Charge)>, CanvasError> {
+        let held = self
+            .account
+            .charge(self.path.bytes())
+            .map_err(|over| over_limit(call, "the path's copy", over))?;
+        Ok(self.path.to_path().map(|path| (path, held)))
     }
 
     /// `fill(fillRule)`: the current path, in device space.
-    pub fn fill(&mut self, even_odd: bool) {
-        let Some(path) = self.path.to_path() else {
-            return;
+    pub fn fill(&mut self, even_odd: bool) -> Result<(), CanvasError> {
+        let Some((path, _copy)) = self.current_path("fill()")? else {
+            return Ok(());
         };
-        let Some(paint) = self.paint(&self.state.fill, self.state.transform) else {
-            return;
+        let Some((paint, cost, _stops)) = self.style_paint(true, self.state.transform)? else {
+            return Ok(());
         };
         let rule = if even_odd {
             FillRule::EvenOdd
         } else {
             FillRule::Winding
         };
-        self.pixmap.fill_path(
+        self.paint_path(
+            "fill()",
             &path,
-            &paint,
-            rule,
+            (&paint, cost),
+            Some(rule),
             Transform::identity(),
-            self.state.clip.as_ref().map(|c| &c.mask),
-        );
+        )
     }
 
     /// `stroke()`: the current path, stroked with the line styles of the current transform.
-    pub fn stroke(&mut self) {
-        let Some(path) = self.path.to_path() else {
-            return;
+    pub fn stroke(&mut self) -> Result<(), CanvasError> {
+        let Some((path, _copy)) = self.current_path("stroke()")? else {
+            return Ok(());
         };
         let Some(user) = self
             .state
@@ -707,16 +836,16 @@ impl Canvas {
             .invert()
             .and_then(|inverse| path.transform(inverse))
         else {
-            return;
+            return Ok(());
         };
-        self.fill_user_path(&user, false, FillRule::Winding);
+        self.fill_user_path("stroke()", &user, false, FillRule::Winding)
     }
 
     /// `clip(fillRule)`: intersects the clip region with the current path.
     pub fn clip(&mut self, even_odd: bool) -> Result<(), CanvasError> {
         let (w, h) = (self.width(), self.height());
         let bytes = w as usize * h as usize;
-        let pixels = Reservation::take(&self.budget, bytes).map_err(|over| {
+        let pixels = self.account.charge(bytes).map_err(|over| {
             CanvasError::limit(
                 "memoryLimitBytes",
                 format!(
@@ -727,13 +856,18 @@ impl Canvas {
         })?;
         let mut mask =
             Mask::new(w, h).ok_or_else(|| CanvasError::range("clip(): cannot allocate a mask"))?;
-        if let Some(path) = self.path.to_path() {
+        if let Some((path, _copy)) = self.current_path("clip()")? {
             let rule = if even_odd {
                 FillRule::EvenOdd
             } else {
                 FillRule::Winding
             };
-            mask.fill_path(&path, rule, true, Transform::identity());
+            let work = Work {
+                account: &self.account,
+                interrupted: &*self.interrupted,
+                call: "clip()",
+            };
+            raster::fill_mask(&mut mask, &path, rule, &work)?;
         }
         if let Some(old) = &self.state.clip {
             for (new, old) in mask.data_mut().iter_mut().zip(old.mask.data()) {
@@ -765,8 +899,12 @@ impl Canvas {
         if max_width.is_some_and(|max| max.is_nan() || max <= 0.0) {
             return Ok(());
         }
+        let call = if fill { "fillText()" } else { "strokeText()" };
         let interrupted = Rc::clone(&self.interrupted);
-        let font = self.state.font.clone();
+        let font = FontSpec {
+            family: String::new(),
+            ..self.state.font
+        };
         let line = TextLine::new(&font, text, &*interrupted)?;
         let squeeze = match max_width {
             Some(max) if line.width > max => max / line.width,
@@ -799,19 +937,23 @@ impl Canvas {
             }
             r + m >= 0.0 && b + m >= 0.0 && l - m <= w && t - m <= h
         };
+        let mut outline = self.account.empty_charge();
         let outlines = line.outlines(
             &font,
             (x, y),
-            self.state.text_align,
-            self.state.text_baseline,
+            (self.state.text_align, self.state.text_baseline),
             squeeze,
             &visible,
-            &*interrupted,
+            (&*interrupted, &mut |points| {
+                outline
+                    .resize(points.next_power_of_two() * raster::PATH_BYTES_PER_POINT)
+                    .map_err(|over| over_limit(call, "the glyph outlines", over))
+            }),
         )?;
-        if let Some(path) = outlines {
-            self.fill_user_path(&path, fill, FillRule::Winding);
+        match outlines {
+            Some(path) => self.fill_user_path(call, &path, fill, FillRule::Winding),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// `measureText(text)`.
@@ -825,6 +967,16 @@ impl Canvas {
             &*self.interrupted,
         )
     }
+}
+
+/// Refuses a dash list longer than [`MAX_DASH_ENTRIES`].
+pub fn check_dash_entries(entries: usize) -> Result<(), CanvasError> {
+    if entries > MAX_DASH_ENTRIES {
+        return Err(CanvasError::range(format!(
+            "setLineDash(): a line dash has at most {MAX_DASH_ENTRIES} entries, got {entries}"
+        )));
+    }
+    Ok(())
 }
 
 /// `a × b / 255`, rounded, as tiny-skia multiplies coverage.

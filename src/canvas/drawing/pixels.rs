@@ -1,12 +1,16 @@
 //! The pixels of a canvas as code addresses them directly: `getImageData` and `putImageData`
 //! (straight-alpha RGBA, ignoring the drawing state, as the spec says), `drawImage` of another
-//! canvas, and snapshots of the bitmap.
+//! canvas, and snapshots of the bitmap. Copies are charged to the canvas's memory account, and
+//! the run's interrupt is consulted between bands of rows.
+
+use std::rc::Rc;
 
 use tiny_skia::{FillRule, FilterQuality, Paint, Pattern, Pixmap, SpreadMode, Transform};
 
 use super::Canvas;
 use crate::canvas::style::narrow;
-use crate::canvas::CanvasError;
+use crate::canvas::{over_limit, CanvasError};
+use crate::memory::Charge;
 
 /// A rectangle of pixels as `getImageData`/`putImageData` address it: whole numbers, possibly
 /// negative or reaching outside the bitmap.
@@ -52,12 +56,22 @@ impl ImageDataRect {
 }
 
 impl Canvas {
-    /// `getImageData`: straight-alpha RGBA of `rect`, transparent black outside the bitmap.
-    pub fn get_image_data(&self, rect: ImageDataRect) -> Vec<u8> {
-        let mut data = vec![0; rect.bytes()];
+    /// `getImageData`: writes the straight-alpha RGBA of `rect` into `data` (`rect.bytes()`
+    /// long, zeroed: transparent black stays outside the bitmap); the run's interrupt is
+    /// consulted between bands of rows.
+    pub fn read_image_data(&self, rect: ImageDataRect, data: &mut [u8]) -> Result<(), CanvasError> {
+        if data.len() != rect.bytes() {
+            return Err(CanvasError::invalid_state(
+                "getImageData(): the image data's length does not match its width and height",
+            ));
+        }
         let (w, h) = (i64::from(self.width()), i64::from(self.height()));
         let pixels = self.pixmap.pixels();
+        let rows_per_check = rows_per_check(rect.width);
         for row in 0..i64::from(rect.height) {
+            if row % rows_per_check == rows_per_check - 1 && self.interrupted() {
+                return Err(CanvasError::interrupted());
+            }
             let sy = rect.y + row;
             if !(0..h).contains(&sy) {
                 continue;
@@ -83,12 +97,13 @@ impl Canvas {
                 ]);
             }
         }
-        data
+        Ok(())
     }
 
     /// `putImageData(data, dx, dy, dirtyX, dirtyY, dirtyWidth, dirtyHeight)`: copies the dirty
     /// part of `width`×`height` straight RGBA `data` to `(dx, dy)`, ignoring the transform,
-    /// alpha, compositing and clip, as the spec says.
+    /// alpha, compositing and clip, as the spec says; the run's interrupt is consulted between
+    /// bands of rows.
     pub fn put_image_data(
         &mut self,
         (data, width, height): (&[u8], u32, u32),
@@ -111,13 +126,18 @@ impl Canvas {
             dh = -dh;
         }
         let (x1, y1) = (
-            (x0 + dw).min(i64::from(width)),
-            (y0 + dh).min(i64::from(height)),
+            (x0.saturating_add(dw)).min(i64::from(width)),
+            (y0.saturating_add(dh)).min(i64::from(height)),
         );
         let (x0, y0) = (x0.max(0), y0.max(0));
         let (w, h) = (i64::from(self.width()), i64::from(self.height()));
+        let interrupted = Rc::clone(&self.interrupted);
+        let rows_per_check = rows_per_check(width);
         let pixels = self.pixmap.pixels_mut();
         for sy in y0..y1 {
+            if (sy - y0) % rows_per_check == rows_per_check - 1 && interrupted() {
+                return Err(CanvasError::interrupted());
+            }
             let ty = dy + sy;
             if !(0..h).contains(&ty) {
                 continue;
@@ -143,9 +163,14 @@ impl Canvas {
         Ok(())
     }
 
-    /// A snapshot of the bitmap (`drawImage` of a canvas onto itself draws from one).
-    pub fn snapshot(&self) -> Pixmap {
-        self.pixmap.clone()
+    /// A snapshot of the bitmap (`drawImage` of a canvas onto itself draws from one), with the
+    /// charge for its pixels.
+    pub fn snapshot(&self) -> Result<(Pixmap, Charge), CanvasError> {
+        let held = self
+            .account
+            .charge(self.pixmap.data().len())
+            .map_err(|over| over_limit("drawImage()", "a copy of the canvas", over))?;
+        Ok((self.pixmap.clone(), held))
     }
 
     /// The bitmap, for drawing it onto another canvas.
@@ -154,9 +179,14 @@ impl Canvas {
     }
 
     /// `drawImage(source, sx, sy, sw, sh, dx, dy, dw, dh)` with a canvas as the source.
-    pub fn draw_image(&mut self, source: &Pixmap, src: [f64; 4], dst: [f64; 4]) {
+    pub fn draw_image(
+        &mut self,
+        source: &Pixmap,
+        src: [f64; 4],
+        dst: [f64; 4],
+    ) -> Result<(), CanvasError> {
         if !src.iter().chain(dst.iter()).all(|v| v.is_finite()) {
-            return;
+            return Ok(());
         }
         let normalise = |[x, y, w, h]: [f64; 4]| {
             let (x, w) = if w < 0.0 { (x + w, -w) } else { (x, w) };
@@ -166,7 +196,7 @@ impl Canvas {
         let [mut sx, mut sy, mut sw, mut sh] = normalise(src);
         let [mut dx, mut dy, mut dw, mut dh] = normalise(dst);
         if sw == 0.0 || sh == 0.0 || dw == 0.0 || dh == 0.0 {
-            return;
+            return Ok(());
         }
         // Clip the source rectangle to the source bitmap, and the destination with it.
         let (scale_x, scale_y) = (dw / sw, dh / sh);
@@ -192,7 +222,7 @@ impl Canvas {
             sh = bh - sy;
         }
         if sw <= 0.0 || sh <= 0.0 || dw <= 0.0 || dh <= 0.0 {
-            return;
+            return Ok(());
         }
         let quality = if self.state.smoothing {
             FilterQuality::Bilinear
@@ -220,16 +250,17 @@ impl Canvas {
             ..Paint::default()
         };
         let Some(rect) = Self::user_rect(dx, dy, dw, dh) else {
-            return;
+            return Ok(());
         };
         let transform = self.state.transform;
-        self.pixmap.fill_path(
+        // A filtered image pixel reads four source pixels.
+        self.paint_path(
+            "drawImage()",
             &rect,
-            &paint,
-            FillRule::Winding,
+            (&paint, 4),
+            Some(FillRule::Winding),
             transform,
-            self.state.clip.as_ref().map(|c| &c.mask),
-        );
+        )
     }
 
     /// The colour of one pixel, straight alpha (for tests and diagnostics).
@@ -237,4 +268,9 @@ impl Canvas {
         let color = self.pixmap.pixel(x, y)?.demultiply();
         Some([color.red(), color.green(), color.blue(), color.alpha()])
     }
+}
+
+/// How many rows of `width` pixels are copied between two looks at the interrupt.
+fn rows_per_check(width: u32) -> i64 {
+    i64::from((1 << 18) / width.max(1)).max(1)
 }

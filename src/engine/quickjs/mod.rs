@@ -3,5 +3,6 @@
 //! engine reads and makes values through the safe functions here.
 
 pub(super) mod heap;
+pub(super) mod loop_guard;
 pub(super) mod reflect;
 pub(super) mod session;

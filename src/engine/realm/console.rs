@@ -5,7 +5,9 @@
 use std::ops::Range;
 use std::time::SystemTime;
 
+use crate::memory::{vec_bytes, Charge, MemoryAccount};
 use crate::options::LogLevel;
+use std::rc::Rc;
 
 /// Appended once when the budget runs out (§7.3).
 pub const TRUNCATION_MARKER: &str = "...[TRUNCATED]";
@@ -29,6 +31,9 @@ pub struct LogBuffer {
     text: String,
     entries: Vec<(LogLevel, SystemTime, Range<usize>)>,
     truncated: bool,
+    /// What `text` and `entries` hold, charged to the executor's memory account before they
+    /// grow; an entry it has no room for ends the logs as the budget running out does.
+    held: Option<Charge>,
 }
 
 /// What a run logged: the joined text and its entries.
@@ -47,7 +52,51 @@ impl LogBuffer {
             text: String::new(),
             entries: Vec::new(),
             truncated: false,
+            held: None,
         }
+    }
+
+    /// The same buffer, its memory charged to `account`.
+    pub fn charged_to(self, account: &Rc<MemoryAccount>) -> Self {
+        Self {
+            held: Some(account.empty_charge()),
+            ..self
+        }
+    }
+
+    /// Makes room for `text` more bytes of text and one more entry, charged first; `false`
+    /// when the account refused it. Capacities double as `Vec`'s do, or grow by exactly what
+    /// is needed when the account has no room for doubling.
+    fn make_room(&mut self, text: usize) -> bool {
+        let Some(held) = &mut self.held else {
+            return true;
+        };
+        let entry_capacity = grown(self.entries.capacity(), self.entries.len() + 1);
+        let entry_bytes = vec_bytes::<(LogLevel, SystemTime, Range<usize>)>(entry_capacity);
+        let exact = (self.text.len() + text).max(self.text.capacity());
+        let doubled = grown(self.text.capacity(), self.text.len() + text);
+        let Some(text_capacity) = [doubled, exact].into_iter().find(|capacity| {
+            held.resize((capacity + entry_bytes).max(held.bytes()))
+                .is_ok()
+        }) else {
+            return false;
+        };
+        self.text.reserve_exact(text_capacity - self.text.len());
+        self.entries
+            .reserve_exact(entry_capacity - self.entries.len());
+        true
+    }
+
+    /// The most bytes of text (besides the marker) the account still has room for after what
+    /// the buffer holds, with one more entry.
+    fn affordable_text(&self) -> usize {
+        let Some(held) = &self.held else {
+            return usize::MAX;
+        };
+        let entry_capacity = grown(self.entries.capacity(), self.entries.len() + 1);
+        let entry_bytes = vec_bytes::<(LogLevel, SystemTime, Range<usize>)>(entry_capacity);
+        (held.bytes() + held.account().chargeable())
+            .saturating_sub(entry_bytes + self.text.len() + TRUNCATION_MARKER.len())
     }
 
     /// Whether entries at `level` are kept; callers skip formatting the arguments when not.
@@ -64,7 +113,21 @@ impl LogBuffer {
         }
         let separator = if self.entries.is_empty() { "" } else { "\n" };
         let needed = separator.len() + message.len();
-        let room = self.max_bytes.saturating_sub(self.text.len());
+        let mut room = self.max_bytes.saturating_sub(self.text.len());
+        if !self.make_room(needed.min(room) + TRUNCATION_MARKER.len()) {
+            // The account has no room for all of it: the part it has room for is kept and
+            // marked, as at the budget; with no room even for the marker, the logs end here,
+            // marked if what is held has room for it.
+            room = room.min(self.affordable_text());
+            if room <= separator.len() || !self.make_room(room + TRUNCATION_MARKER.len()) {
+                self.truncated = true;
+                if self.text.capacity() - self.text.len() >= TRUNCATION_MARKER.len() {
+                    self.text.push_str(TRUNCATION_MARKER);
+                }
+                return false;
+            }
+            room = room.min(needed.saturating_sub(1));
+        }
         let fits = needed <= room;
         // The separator counts against the budget like the message does.
         let separator = if fits || room >= separator.len() {
@@ -113,6 +176,7 @@ impl LogBuffer {
     /// Takes the logs, leaving the buffer empty for the next run.
     pub fn take(&mut self) -> Logs {
         self.truncated = false;
+        self.held = None;
         let text = std::mem::take(&mut self.text);
         let entries = self
             .entries
@@ -124,6 +188,15 @@ impl LogBuffer {
             })
             .collect();
         Logs { text, entries }
+    }
+}
+
+/// The capacity a vector of `capacity` grows to for `needed` elements: doubling, as `Vec` does.
+fn grown(capacity: usize, needed: usize) -> usize {
+    if needed <= capacity {
+        capacity
+    } else {
+        needed.max(capacity * 2)
     }
 }
 
@@ -174,6 +247,26 @@ mod tests {
         assert_eq!(logs.take().text, "1234...[TRUNCATED]");
         logs.push(LogLevel::Log, "x");
         assert_eq!(logs.text(), "x");
+    }
+
+    /// A line the memory account has no room for is cut where the account's room ends and
+    /// marked, as at the budget: never dropped without a trace, never held past the limit.
+    #[test]
+    fn a_line_past_the_memory_limit_is_cut_and_marked() {
+        let account = MemoryAccount::new(1 << 20);
+        let mut logs = all(64 << 20).charged_to(&account);
+        assert!(logs.push(LogLevel::Log, "first"));
+        let long = "x".repeat(2 << 20);
+        assert!(logs.push(LogLevel::Log, &long));
+        assert!(!logs.push(LogLevel::Log, "never"));
+        let text = logs.text().to_owned();
+        assert!(text.starts_with("first\nxxxx"), "{}", &text[..16]);
+        assert!(text.ends_with(TRUNCATION_MARKER));
+        assert!(text.len() > 512 << 10, "{} bytes kept", text.len());
+        assert!(account.held() <= account.limit());
+        let taken = logs.take();
+        assert_eq!(taken.entries.len(), 2);
+        assert_eq!(account.held(), 0);
     }
 
     #[test]

@@ -13,7 +13,8 @@ use rquickjs::function::{Opt, Rest};
 use rquickjs::object::Property;
 use rquickjs::{Ctx, Function, Object, Result, Value as JsValue};
 
-use crate::engine::quickjs::reflect::{install_loop_guard, LoopTrip, NativeError, Reflect};
+use crate::engine::quickjs::loop_guard::{install_loop_guard, LoopTrip};
+use crate::engine::quickjs::reflect::{NativeError, Reflect};
 use crate::engine::run::frames::{call_site, CallSite};
 use crate::engine::run::state::{RunResult, RunState, Stop};
 use crate::engine::values::convert::{throw_copy_failure, to_value, Uncopyable};
@@ -106,11 +107,11 @@ pub fn install<'js>(ctx: &Ctx<'js>, state: &Rc<RunState>) -> Result<()> {
 }
 
 /// The loop guard (§6.3): QuickJS counts every loop-body entry of the runtime's code in the run
-/// state's [`LoopGuard`](crate::engine::quickjs::reflect::LoopGuard) and asks here once the count
+/// state's [`LoopGuard`](crate::engine::quickjs::loop_guard::LoopGuard) and asks here once the count
 /// passes the limit: past `maxOperations`, or at any entry after the run was stopped for another
 /// reason, the body does not run and the uncatchable stop is thrown in its place.
 impl LoopTrip for RunState {
-    fn loop_guard(&self) -> &crate::engine::quickjs::reflect::LoopGuard {
+    fn loop_guard(&self) -> &crate::engine::quickjs::loop_guard::LoopGuard {
         &self.loop_guard
     }
 

@@ -1,8 +1,11 @@
 //! The engine's side of a run's trace (`crate::trace`): times events from the run's start,
 //! locates calls at the user's own line, bounds what is kept, and streams each event to the
 //! host's sink as it happens. A run that asked for no trace has no recorder, and the hooks in
-//! the bridge, console and `final_answer` cost one `RefCell` check.
+//! the bridge, console and `final_answer` cost one `RefCell` check. The events a run keeps are
+//! charged to the executor's memory account; one it has no room for is dropped (streamed, not
+//! kept), as one past `maxTraceBytes` is.
 
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -10,8 +13,11 @@ use rquickjs::Ctx;
 
 use super::frames::{call_site, first_script_position};
 use crate::diagnostic::Location;
+use crate::memory::{vec_bytes, Charge, MemoryAccount};
 use crate::program::positions::PositionMap;
-use crate::trace::{value_bytes, EventSink, TraceBudget, TraceEvent, TraceKind, TraceRequest};
+use crate::trace::{
+    approximate_bytes, value_bytes, EventSink, TraceBudget, TraceEvent, TraceKind, TraceRequest,
+};
 use crate::value::Value;
 
 /// What a traced run hands back with its report.
@@ -33,12 +39,21 @@ pub struct Recorder {
     positions: Option<PositionMap>,
     /// Tool calls traced so far.
     calls: u64,
+    /// What the kept events hold.
+    held: Charge,
+    /// Events the memory account had no room for.
+    refused: u64,
 }
 
 impl Recorder {
     /// A recorder for a run that started at `started`, which records its start; `None` when
     /// the run asked for no trace.
-    pub fn start(request: &TraceRequest, started: Instant, code_bytes: usize) -> Option<Self> {
+    pub fn start(
+        request: &TraceRequest,
+        started: Instant,
+        code_bytes: usize,
+        account: &Rc<MemoryAccount>,
+    ) -> Option<Self> {
         if !request.is_on() {
             return None;
         }
@@ -49,6 +64,8 @@ impl Recorder {
             sink: request.sink.clone(),
             positions: None,
             calls: 0,
+            held: account.empty_charge(),
+            refused: 0,
         };
         recorder.push(TraceKind::RunStart {
             time: SystemTime::now()
@@ -73,7 +90,16 @@ impl Recorder {
         let Some(event) = self.budget.admit(event) else {
             return;
         };
-        match (&mut self.events, &self.sink) {
+        let mut events = self.events.as_mut();
+        if events.is_some() {
+            // What the event holds, and its slot in the list (which doubles as it grows).
+            let bytes = approximate_bytes(&event) + 2 * vec_bytes::<TraceEvent>(1);
+            if self.held.grow(bytes).is_err() {
+                self.refused += 1;
+                events = None;
+            }
+        }
+        match (events, &self.sink) {
             (Some(events), Some(sink)) => {
                 sink.event(event.clone());
                 events.push(event);
@@ -109,7 +135,7 @@ impl Recorder {
     pub fn finish(self) -> TraceRecord {
         TraceRecord {
             events: self.events,
-            dropped_events: self.budget.dropped(),
+            dropped_events: self.budget.dropped() + self.refused,
         }
     }
 }

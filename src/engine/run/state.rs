@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::recorder::Recorder;
 use crate::engine::host::Host;
-use crate::engine::quickjs::reflect::LoopGuard;
+use crate::engine::quickjs::loop_guard::LoopGuard;
 use crate::engine::realm::console::LogBuffer;
 use crate::engine::session::Tape;
 use crate::engine::RunAbort;

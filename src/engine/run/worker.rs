@@ -23,9 +23,10 @@ use super::failure::{
 use super::recorder::Recorder;
 use super::script;
 use super::state::{RunResult, RunState, Stop};
+use crate::canvas::{CanvasError, CanvasErrorKind};
 use crate::engine::host::{Host, ToolResult, ToolSpec};
-use crate::engine::quickjs::heap::{self, HeapMeter, MeteredAllocator};
-use crate::engine::quickjs::reflect::{self, refused_allocations};
+use crate::engine::quickjs::heap::{self, LimitedAllocator};
+use crate::engine::quickjs::reflect::{self, refused_allocations, RuntimeLimit};
 use crate::engine::quickjs::session as quickjs_session;
 use crate::engine::realm::canvas::{self, CanvasHost};
 use crate::engine::realm::console::LogBuffer;
@@ -40,6 +41,7 @@ use crate::engine::{
     Command, Completion, EngineConfig, EngineError, EngineInbox, PausedRun, RunAbort, RunReport,
     RunRequest, RunStats,
 };
+use crate::memory::MemoryAccount;
 use crate::program::{self, PreparedProgram, ProgramContext};
 use crate::scheduler::inbox::{Closed, Next};
 use crate::scheduler::stack::{self, PROGRAM_STACK_BYTES};
@@ -79,7 +81,9 @@ struct Worker {
     context: Context,
     state: Rc<RunState>,
     bridge: Rc<Bridge>,
-    heap: Rc<HeapMeter>,
+    /// What the runtime takes from the system and what the engine holds for it, against
+    /// `memoryLimitBytes`.
+    memory: Rc<MemoryAccount>,
     /// The sandbox's canvases, whose drawings a run returns as images.
     canvas: CanvasHost,
     /// The run's timers, when the executor has them (`timers: true`).
@@ -111,6 +115,9 @@ pub fn live() -> usize {
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        // The reclaim hook points into the runtime, which goes with the fields below.
+        self.memory.set_reclaim(None);
+        self.memory.set_on_refused(None);
         // The hook points into the run state, which goes before the runtime.
         self.context
             .with(|ctx| quickjs_session::set_hook::<Tape>(&ctx, None));
@@ -128,8 +135,8 @@ pub(crate) struct Resting(Box<Worker>);
 
 // SAFETY: a `Worker` is a closed world of `!Send` parts: the rquickjs `Runtime` and `Context`
 // (`Rc`s around QuickJS's runtime and context), the `Rc<RunState>`, `Rc<Bridge>`,
-// `Rc<HeapMeter>` and the canvas host's `Rc` it shares with the native functions, classes and
-// allocator inside that runtime, the
+// `Rc<MemoryAccount>` (with the charges that point to it) and the canvas host's `Rc` it shares
+// with the native functions, classes and allocator inside that runtime, the
 // `Persistent` handles of an in-flight run, and the `Cell`s and `RefCell`s inside them. Every
 // clone of those `Rc`s is owned by the worker itself or by the QuickJS runtime it owns (native
 // closures, the allocator, the module loader, the interrupt handler, the context's opaque slot),
@@ -258,14 +265,21 @@ impl Worker {
         let kept = config.clone();
         let state = Rc::new(RunState::new(shutdown, &host, tape));
         let bridge = Rc::new(Bridge::new(inbox, host));
-        let heap = Rc::new(HeapMeter::default());
+        let memory = MemoryAccount::new(config.options.memory_limit_bytes);
         let program_context = ProgramContext {
             authorized_imports: config.options.authorized_imports.clone(),
             tool_names: Vec::new(),
             timers: config.options.timers,
         };
         let timers = config.options.timers.then(|| Rc::new(Timers::default()));
-        let (runtime, context, canvas) = build(config, &state, &bridge, &heap, timers.as_ref())?;
+        let (runtime, context, canvas) = build(config, &state, &bridge, &memory, timers.as_ref())?;
+        // Before a charge is refused, dropped canvases waiting for the cycle collector (a canvas
+        // and its context refer to each other) are collected.
+        let collector = context.with(|ctx| RuntimeLimit::of(&ctx));
+        memory.set_reclaim(Some(Rc::new(move || collector.collect_garbage())));
+        // Whether a charge fits depends on what the heap holds, which a restore does not repeat.
+        let refusals = Rc::clone(&state);
+        memory.set_on_refused(Some(Rc::new(move || refusals.tape.charge_refused())));
         let fresh = state.tape.fresh_origin();
         if let Some((random_state, _)) = fresh {
             context.with(|ctx| quickjs_session::set_random_state(&ctx, random_state));
@@ -276,7 +290,7 @@ impl Worker {
             context,
             state,
             bridge,
-            heap,
+            memory,
             canvas,
             timers,
             program_context,
@@ -379,7 +393,7 @@ impl Worker {
         });
         request.abort.mark_started(started);
         *self.state.trace.borrow_mut() =
-            Recorder::start(&request.trace, started, request.code.len());
+            Recorder::start(&request.trace, started, request.code.len(), &self.memory);
         let deadline = started + Duration::from_millis(request.timeout_ms);
         let replaying = replay.is_some();
         if let Some((record, resumption)) = replay {
@@ -454,11 +468,12 @@ impl Worker {
         self.state.begin(
             request.max_operations,
             deadline,
-            LogBuffer::new(request.log_levels.clone(), request.max_log_bytes),
+            LogBuffer::new(request.log_levels.clone(), request.max_log_bytes)
+                .charged_to(&self.memory),
             request.abort.clone(),
         );
         self.bridge.begin_run();
-        self.heap.begin_run();
+        self.memory.begin_run();
         let (state, bridge, timers) = (&self.state, &self.bridge, self.timers.as_deref());
         let progress = self.context.with(|ctx| {
             quickjs_session::reset_interrupt_counter(&ctx);
@@ -478,7 +493,13 @@ impl Worker {
             }
         });
         match progress {
-            Ok(concluded) => self.answer(inbox, concluded, &program, reply, (started, taken_up)),
+            Ok(concluded) => self.answer(
+                inbox,
+                concluded,
+                &program,
+                reply,
+                (started, taken_up, &request.abort),
+            ),
             Err((promise, refused)) => {
                 self.in_flight = Some(InFlight {
                     left: Instant::now(),
@@ -542,7 +563,11 @@ impl Worker {
                 concluded,
                 &in_flight.program,
                 in_flight.reply,
-                (in_flight.started, in_flight.taken_up),
+                (
+                    in_flight.started,
+                    in_flight.taken_up,
+                    &in_flight.request.abort,
+                ),
             ),
             Err(()) => {
                 in_flight.left = Instant::now();
@@ -571,20 +596,23 @@ impl Worker {
         (mut result, dirty): (Result<Completion, EngineError>, bool),
         program: &PreparedProgram,
         reply: oneshot::Sender<RunReport>,
-        (started, taken_up): (Instant, Instant),
+        (started, taken_up, abort): (Instant, Instant, &RunAbort),
     ) {
+        // The run's code is over: encoding its images is outside its deadline (docs/canvas.md
+        // "Canvas: agents that draw"), bounded by the pixels the memory limit allows and
+        // stopped by a shutdown.
+        abort.mark_finished();
+        let shutdown = Arc::clone(&self.state.shutdown);
+        let shutting_down = move || shutdown.load(Ordering::Relaxed);
         let diagnostics = program.diagnostics.clone();
         let paused = self.state.paused.borrow_mut().take();
         // Encoded only for runs that drew and succeeded: other runs pay one empty-list check.
-        let images = match self.canvas.take_images(result.is_ok()) {
-            Ok(images) => images,
-            Err(message) => {
-                result = Err(EngineError::Runtime {
-                    message,
-                    at: None,
-                    error_name: None,
-                });
-                Vec::new()
+        // The files stay charged until the answer has left.
+        let (images, _files) = match self.canvas.take_images(result.is_ok(), &shutting_down) {
+            Ok(taken) => taken,
+            Err(error) => {
+                result = Err(images_failed(error));
+                (Vec::new(), Vec::new())
             }
         };
         let (tool_calls, tool_time) = self.bridge.end_run();
@@ -623,7 +651,7 @@ impl Worker {
                 tool_time,
                 tool_calls,
                 operations: self.state.operations(),
-                peak_heap_bytes: u64::try_from(self.heap.peak()).unwrap_or(u64::MAX),
+                peak_heap_bytes: u64::try_from(self.memory.peak()).unwrap_or(u64::MAX),
                 timers_cancelled,
             },
             paused,
@@ -644,11 +672,28 @@ impl Worker {
     }
 }
 
+/// The failure of a run whose images could not be encoded.
+fn images_failed(error: CanvasError) -> EngineError {
+    match error.kind {
+        CanvasErrorKind::Interrupted => EngineError::Stopped,
+        CanvasErrorKind::Limit(limit) => EngineError::CanvasLimit {
+            limit,
+            message: format!("RangeError: the run's images: {}", error.message),
+            at: None,
+        },
+        _ => EngineError::Runtime {
+            message: error.message,
+            at: None,
+            error_name: None,
+        },
+    }
+}
+
 fn build(
     config: EngineConfig,
     state: &Rc<RunState>,
     bridge: &Rc<Bridge>,
-    heap: &Rc<HeapMeter>,
+    memory: &Rc<MemoryAccount>,
     timers: Option<&Rc<Timers>>,
 ) -> Result<(Runtime, Context, CanvasHost), EngineError> {
     let start_error = |error: rquickjs::Error| match error {
@@ -656,8 +701,11 @@ fn build(
         rquickjs::Error::Allocation => EngineError::Start(out_of_memory().to_string()),
         error => EngineError::Start(error.to_string()),
     };
+    // The allocator refuses what would pass the limit; QuickJS's own check of the blocks it
+    // uses (never more than the allocator counts) stays, for its early refusal of a string
+    // that cannot fit.
     let runtime =
-        Runtime::new_with_alloc(MeteredAllocator(Rc::clone(heap))).map_err(start_error)?;
+        Runtime::new_with_alloc(LimitedAllocator(Rc::clone(memory))).map_err(start_error)?;
     runtime.set_memory_limit(config.options.memory_limit_bytes);
     state.max_value_bytes.set(config.options.max_value_bytes);
     // Options never ask for more than the threads have (`options::MAX_STACK_BYTES`), nor for 0,
@@ -667,10 +715,7 @@ fn build(
     runtime.set_max_stack_size(checked_stack_bytes(&config));
     let interrupt_state = Rc::clone(state);
     runtime.set_interrupt_handler(Some(Box::new(move || interrupt_state.interrupt_poll())));
-    let (max_canvas_size, memory_limit) = (
-        config.options.max_canvas_size,
-        config.options.memory_limit_bytes,
-    );
+    let max_canvas_size = config.options.max_canvas_size;
     let registry = Registry::new(config.options.authorized_imports, config.options.modules);
     runtime.set_loader(
         SandboxResolver(Rc::clone(&registry)),
@@ -689,7 +734,7 @@ fn build(
                 timers::install(&ctx, timers, state)?;
             }
             lockdown::lock_down(&ctx)?;
-            canvas::install(&ctx, state, heap, max_canvas_size, memory_limit)
+            canvas::install(&ctx, state, memory, max_canvas_size)
         })
         .map_err(start_error)?;
     // QuickJS leaves out a built-in it could not allocate without failing: a context built
@@ -724,7 +769,7 @@ fn execute<'js>(
     program: &PreparedProgram,
 ) -> ScriptEnd<'js> {
     #[cfg(feature = "bench-internals")]
-    reflect::set_loop_guard(
+    crate::engine::quickjs::loop_guard::set_loop_guard(
         ctx,
         crate::engine::LOOP_GUARDS
             .load(std::sync::atomic::Ordering::Relaxed)

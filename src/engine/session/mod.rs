@@ -474,32 +474,21 @@ impl Tape {
         self.record(Event::Timer(sequence), 0);
     }
 
-    /// Whether a canvas's pixels fit: decided by `fits` and recorded, or as the record says
-    /// (a record that says they fitted where they do not now is a divergence).
-    pub(in crate::engine) fn canvas(&self, fits: impl FnOnce() -> bool) -> bool {
-        if !self.replaying() {
-            let fitted = fits();
-            self.record(Event::Canvas(fitted), 0);
-            return fitted;
-        }
-        match self.next() {
-            Some(Event::Canvas(false)) => false,
-            Some(Event::Canvas(true)) => {
-                let fitted = fits();
-                if !fitted {
-                    self.diverge(
-                        "a canvas the run made does not fit in memoryLimitBytes now".into(),
-                    );
-                }
-                fitted
-            }
-            other => {
-                self.diverge(format!(
-                    "the run made a canvas where its record has {}",
-                    shown(other.as_ref())
-                ));
-                fits()
-            }
+    /// A charge against `memoryLimitBytes` (a canvas's pixels, a data URL, image data) was
+    /// refused: whether one fits depends on what the heap holds, which a restore does not repeat.
+    /// Replaying, that is a divergence (a session that saw a refusal is never replayed, so the
+    /// original charge fitted); otherwise the session cannot be snapshotted or paused until a
+    /// checkpoint holds its state.
+    pub(in crate::engine) fn charge_refused(&self) {
+        if self.replaying() {
+            self.diverge(
+                "a charge against memoryLimitBytes that fitted when the run was recorded does not fit now"
+                    .into(),
+            );
+        } else {
+            self.unrepeatable(
+                "a charge against memoryLimitBytes was refused since its last checkpoint (a canvas, a data URL, image data), and whether one fits depends on what the heap holds, which a restore does not repeat",
+            );
         }
     }
 
@@ -667,7 +656,6 @@ fn shown(event: Option<&Event>) -> &'static str {
         Some(Event::Pending) => "a tool's promise",
         Some(Event::Settled(..)) => "a settled promise",
         Some(Event::Timer(_)) => "a timer",
-        Some(Event::Canvas(_)) => "a canvas",
         Some(Event::Paused(..)) => "the pause",
     }
 }

@@ -12,8 +12,11 @@ use std::time::{Duration, Instant};
 use crate::engine::testing::{engine_with, run_on, slowdown, FakeHost};
 use crate::engine::*;
 
-/// The deadline of the measured call.
-const TIMEOUT_MS: u64 = 50;
+/// The deadline of the measured call: it counts from the call, so a build that prepares the
+/// call slowly (a sanitizer's) needs a longer one for the call to start before it.
+fn timeout_ms() -> u64 {
+    50 * u64::from(slowdown())
+}
 /// How long after the deadline the run must have stopped (and the engine then take to stop).
 fn late() -> Duration {
     Duration::from_millis(1000) * slowdown()
@@ -29,7 +32,7 @@ fn options(timeout_ms: u64) -> Options {
     }
 }
 
-/// Runs `setup` without hurry, then `call` with a deadline of [`TIMEOUT_MS`]: the call must end
+/// Runs `setup` without hurry, then `call` with a deadline of [`timeout_ms`]: the call must end
 /// with `ERR_EXEC_TIMEOUT` within [`late`] of its deadline, reported by the engine thread itself
 /// (so the thread was free again, not answered for while still busy), and the engine must then
 /// stop (`cleanup()`) within [`late`].
@@ -39,19 +42,19 @@ fn stops_at_the_deadline(setup: &str, call: &str) {
         let report = run_on(&engine, setup, &options(600_000));
         assert!(report.result.is_ok(), "setup: {:?}", report.result);
     }
-    let report = run_on(&engine, call, &options(TIMEOUT_MS));
+    let report = run_on(&engine, call, &options(timeout_ms()));
     // From the call, where its deadline counts from (waits for a thread included).
     let took = report.stats.wall_time;
     assert_eq!(
         report.result.as_ref().map(|_| ()),
         Err(&EngineError::Timeout {
-            timeout_ms: TIMEOUT_MS
+            timeout_ms: timeout_ms()
         }),
         "{call}"
     );
     assert!(report.dirty);
     assert!(
-        took < Duration::from_millis(TIMEOUT_MS) + late(),
+        took < Duration::from_millis(timeout_ms()) + late(),
         "{call}: stopped {took:?} after it started"
     );
     let stopping = Instant::now();

@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use rquickjs::{Context, Ctx, Runtime};
 
-use crate::engine::quickjs::reflect::{install_loop_guard, set_loop_guard, LoopGuard, LoopTrip};
+use crate::engine::quickjs::loop_guard::{install_loop_guard, set_loop_guard, LoopGuard, LoopTrip};
 use crate::engine::testing::{engine_with, run_on, FakeHost};
 use crate::engine::*;
 

@@ -177,3 +177,39 @@ async fn a_traced_run_answered_without_its_engine_ends_its_trace_and_stream_ther
         .collect();
     assert_eq!(kinds, [false, false, true], "run_start, tool_call, run_end");
 }
+
+/// A run whose code ends in time is answered with its images however long they take to encode:
+/// encoding comes after the run, outside its deadline
+/// (docs/canvas.md "Canvas: agents that draw"). Three large canvases take this suite's
+/// unoptimised PNG encoder seconds, far past the deadline and its grace; the answer was
+/// `ERR_EXEC_TIMEOUT` with `stillRunning` when encoding came first.
+#[tokio::test]
+async fn images_are_encoded_after_the_run_outside_its_deadline() {
+    let executor = Executor::new(
+        Options {
+            timeout_ms: 200,
+            memory_limit_bytes: 512 << 20,
+            ..Options::default()
+        },
+        Arc::new(FakeHost::default()),
+    );
+    executor.init().await.finish().unwrap();
+    let code =
+        "for (let i = 0; i < 3; i++) getCanvas(1024, 1024).getContext('2d').fillRect(i, i, 1, 1)
+                'drawn'";
+    let started = Instant::now();
+    let output = executor
+        .run(code.into(), RunAbort::new(), None, Tracing::default())
+        .await
+        .finish()
+        .unwrap();
+    assert_eq!(output.output, Value::String("drawn".into()));
+    assert_eq!(output.images.len(), 3);
+    assert!(
+        started.elapsed() > Duration::from_millis(200) + DEADLINE_GRACE,
+        "encoding was quick enough that the deadline was never at stake: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(executor.state(), ExecutorState::Ready);
+    executor.cleanup().await.unwrap();
+}

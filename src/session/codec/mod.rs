@@ -286,10 +286,6 @@ impl Writer {
                 self.u8(4);
                 self.varint(*sequence);
             }
-            Event::Canvas(fitted) => {
-                self.u8(5);
-                self.bool(*fitted);
-            }
             Event::Paused(paused) => {
                 self.u8(6);
                 self.varint(u64::from(paused.call));
@@ -914,7 +910,6 @@ impl Reader<'_> {
                 Ok(Event::Settled(call, self.tool_result()?))
             }
             4 => Ok(Event::Timer(self.varint("a timer")?)),
-            5 => Ok(Event::Canvas(self.bool("a canvas reservation")?)),
             6 => {
                 let call = self.u32("a paused call")?;
                 let tool = self.string("a paused call's tool")?;

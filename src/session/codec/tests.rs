@@ -167,7 +167,6 @@ pub(crate) fn sample() -> Session {
             Event::Pending,
             Event::Settled(2, Ok(every_value.clone())),
             Event::Timer(u64::MAX),
-            Event::Canvas(false),
             Event::Paused(Box::new(crate::session::PausedCall {
                 call: 3,
                 tool: "approve".into(),

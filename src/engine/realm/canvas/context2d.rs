@@ -10,12 +10,12 @@ use rquickjs::function::{Opt, Rest};
 use rquickjs::{Class, Coerced, Ctx, Exception, JsLifetime, Object, Result, Value};
 
 use super::{
-    clamped_bytes, throw, unsupported, with_canvas, CanvasEnv, JsCanvas, JsGradient, JsImageData,
-    Surface,
+    throw, unsupported, with_canvas, with_clamped_bytes, CanvasEnv, JsCanvas, JsGradient,
+    JsImageData, Short, Surface, MAX_COLOR_LENGTH, MAX_KEYWORD_LENGTH,
 };
 use crate::canvas::{
-    Canvas, CanvasError, CompositeOp, CornerRadii, Gradient, ImageDataRect, Rgba, Style, TextAlign,
-    TextBaseline,
+    check_dash_entries, Canvas, CanvasError, CompositeOp, CornerRadii, Gradient, ImageDataRect,
+    Rgba, Style, TextAlign, TextBaseline, MAX_FONT_LENGTH,
 };
 use crate::engine::realm::globals::named_error;
 
@@ -82,9 +82,9 @@ impl<'js> JsContext2d<'js> {
 
     /// A `fillStyle`/`strokeStyle` value: a CSS colour string or a `CanvasGradient`; anything
     /// else (an invalid colour included) is ignored, as browsers do.
-    fn style_of(value: &Value<'js>) -> Option<Style> {
-        if let Some(text) = value.as_string().and_then(|s| s.to_string().ok()) {
-            return Rgba::parse(&text).map(Style::Color);
+    fn style_of(ctx: &Ctx<'js>, value: &Value<'js>) -> Option<Style> {
+        if let Some(text) = Short::<MAX_COLOR_LENGTH>::of_string(ctx, value) {
+            return Rgba::parse(text.as_str()).map(Style::Color);
         }
         let gradient = Class::<JsGradient>::from_value(value).ok()?;
         let gradient = gradient.try_borrow().ok()?;
@@ -103,7 +103,7 @@ impl<'js> JsContext2d<'js> {
                 "draw on the context's own path",
             ));
         }
-        match rule.get::<Coerced<String>>()?.0.as_str() {
+        match rule.get::<Short<MAX_KEYWORD_LENGTH>>()?.as_str() {
             "nonzero" => Ok(false),
             "evenodd" => Ok(true),
             other => Err(Exception::throw_type(
@@ -326,8 +326,12 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[qjs(set, rename = "globalCompositeOperation")]
-    pub fn set_global_composite_operation(&self, ctx: Ctx<'js>, op: Coerced<String>) -> Result<()> {
-        match CompositeOp::parse(&op.0) {
+    pub fn set_global_composite_operation(
+        &self,
+        ctx: Ctx<'js>,
+        op: Short<MAX_KEYWORD_LENGTH>,
+    ) -> Result<()> {
+        match CompositeOp::parse(op.as_str()) {
             Some(op) => self.set(&ctx, |c| c.set_composite(op)),
             None => Ok(()),
         }
@@ -341,7 +345,7 @@ impl<'js> JsContext2d<'js> {
 
     #[qjs(set, rename = "fillStyle")]
     pub fn set_fill_style(&self, ctx: Ctx<'js>, value: Value<'js>) -> Result<()> {
-        match Self::style_of(&value) {
+        match Self::style_of(&ctx, &value) {
             Some(style) => self.set(&ctx, |c| c.set_fill_style(style)),
             None => Ok(()),
         }
@@ -355,7 +359,7 @@ impl<'js> JsContext2d<'js> {
 
     #[qjs(set, rename = "strokeStyle")]
     pub fn set_stroke_style(&self, ctx: Ctx<'js>, value: Value<'js>) -> Result<()> {
-        match Self::style_of(&value) {
+        match Self::style_of(&ctx, &value) {
             Some(style) => self.set(&ctx, |c| c.set_stroke_style(style)),
             None => Ok(()),
         }
@@ -370,8 +374,8 @@ impl<'js> JsContext2d<'js> {
         x1: N,
         y1: N,
     ) -> Result<Class<'js, JsGradient>> {
-        let gradient =
-            Gradient::linear(x0.0, y0.0, x1.0, y1.0).map_err(|error| throw(&ctx, error))?;
+        let gradient = Gradient::linear(x0.0, y0.0, x1.0, y1.0, &self.env.account)
+            .map_err(|error| throw(&ctx, error))?;
         Class::instance(
             ctx,
             JsGradient {
@@ -392,7 +396,7 @@ impl<'js> JsContext2d<'js> {
         y1: N,
         r1: N,
     ) -> Result<Class<'js, JsGradient>> {
-        let gradient = Gradient::radial([x0.0, y0.0, r0.0, x1.0, y1.0, r1.0])
+        let gradient = Gradient::radial([x0.0, y0.0, r0.0, x1.0, y1.0, r1.0], &self.env.account)
             .map_err(|error| throw(&ctx, error))?;
         Class::instance(
             ctx,
@@ -430,8 +434,8 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[qjs(set, rename = "lineCap")]
-    pub fn set_line_cap(&self, ctx: Ctx<'js>, cap: Coerced<String>) -> Result<()> {
-        self.set(&ctx, |c| c.set_line_cap(&cap.0))
+    pub fn set_line_cap(&self, ctx: Ctx<'js>, cap: Short<MAX_KEYWORD_LENGTH>) -> Result<()> {
+        self.set(&ctx, |c| c.set_line_cap(cap.as_str()))
     }
 
     #[qjs(get, rename = "lineJoin")]
@@ -440,8 +444,8 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[qjs(set, rename = "lineJoin")]
-    pub fn set_line_join(&self, ctx: Ctx<'js>, join: Coerced<String>) -> Result<()> {
-        self.set(&ctx, |c| c.set_line_join(&join.0))
+    pub fn set_line_join(&self, ctx: Ctx<'js>, join: Short<MAX_KEYWORD_LENGTH>) -> Result<()> {
+        self.set(&ctx, |c| c.set_line_join(join.as_str()))
     }
 
     #[qjs(get, rename = "miterLimit")]
@@ -462,11 +466,12 @@ impl<'js> JsContext2d<'js> {
                 "setLineDash() takes an array of numbers",
             ));
         };
+        check_dash_entries(array.len()).map_err(|error| throw(&ctx, error))?;
         let segments = array
             .iter::<Coerced<f64>>()
             .map(|value| value.map(|v| v.0))
             .collect::<Result<Vec<f64>>>()?;
-        self.set(&ctx, |c| c.set_line_dash(&segments))
+        self.path(&ctx, |c| c.set_line_dash(&segments))
     }
 
     #[qjs(rename = "getLineDash")]
@@ -492,8 +497,8 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[qjs(set, rename = "font")]
-    pub fn set_font(&self, ctx: Ctx<'js>, font: Coerced<String>) -> Result<()> {
-        self.set(&ctx, |c| c.set_font(&font.0))
+    pub fn set_font(&self, ctx: Ctx<'js>, font: Short<MAX_FONT_LENGTH>) -> Result<()> {
+        self.path(&ctx, |c| c.set_font(font.as_str()))
     }
 
     #[qjs(get, rename = "textAlign")]
@@ -506,8 +511,11 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[qjs(set, rename = "textAlign")]
-    pub fn set_text_align(&self, ctx: Ctx<'js>, align: Coerced<String>) -> Result<()> {
-        match TextAlign::ALL.iter().find(|(_, name)| *name == align.0) {
+    pub fn set_text_align(&self, ctx: Ctx<'js>, align: Short<MAX_KEYWORD_LENGTH>) -> Result<()> {
+        match TextAlign::ALL
+            .iter()
+            .find(|(_, name)| *name == align.as_str())
+        {
             Some((align, _)) => self.set(&ctx, |c| c.set_text_align(*align)),
             None => Ok(()),
         }
@@ -523,10 +531,14 @@ impl<'js> JsContext2d<'js> {
     }
 
     #[qjs(set, rename = "textBaseline")]
-    pub fn set_text_baseline(&self, ctx: Ctx<'js>, baseline: Coerced<String>) -> Result<()> {
+    pub fn set_text_baseline(
+        &self,
+        ctx: Ctx<'js>,
+        baseline: Short<MAX_KEYWORD_LENGTH>,
+    ) -> Result<()> {
         match TextBaseline::ALL
             .iter()
-            .find(|(_, name)| *name == baseline.0)
+            .find(|(_, name)| *name == baseline.as_str())
         {
             Some((baseline, _)) => self.set(&ctx, |c| c.set_text_baseline(*baseline)),
             None => Ok(()),
@@ -537,26 +549,17 @@ impl<'js> JsContext2d<'js> {
 
     #[qjs(rename = "fillRect")]
     pub fn fill_rect(&self, ctx: Ctx<'js>, x: N, y: N, w: N, h: N) -> Result<()> {
-        self.draw(&ctx, |c| {
-            c.fill_rect(x.0, y.0, w.0, h.0);
-            Ok(())
-        })
+        self.draw(&ctx, |c| c.fill_rect(x.0, y.0, w.0, h.0))
     }
 
     #[qjs(rename = "strokeRect")]
     pub fn stroke_rect(&self, ctx: Ctx<'js>, x: N, y: N, w: N, h: N) -> Result<()> {
-        self.draw(&ctx, |c| {
-            c.stroke_rect(x.0, y.0, w.0, h.0);
-            Ok(())
-        })
+        self.draw(&ctx, |c| c.stroke_rect(x.0, y.0, w.0, h.0))
     }
 
     #[qjs(rename = "clearRect")]
     pub fn clear_rect(&self, ctx: Ctx<'js>, x: N, y: N, w: N, h: N) -> Result<()> {
-        self.draw(&ctx, |c| {
-            c.clear_rect(x.0, y.0, w.0, h.0);
-            Ok(())
-        })
+        self.draw(&ctx, |c| c.clear_rect(x.0, y.0, w.0, h.0))
     }
 
     // paths
@@ -664,10 +667,7 @@ impl<'js> JsContext2d<'js> {
 
     pub fn fill(&self, ctx: Ctx<'js>, rule: Opt<Value<'js>>) -> Result<()> {
         let even_odd = Self::fill_rule(&ctx, "fill", rule.0.as_ref())?;
-        self.draw(&ctx, |c| {
-            c.fill(even_odd);
-            Ok(())
-        })
+        self.draw(&ctx, |c| c.fill(even_odd))
     }
 
     pub fn stroke(&self, ctx: Ctx<'js>, path: Opt<Value<'js>>) -> Result<()> {
@@ -678,10 +678,7 @@ impl<'js> JsContext2d<'js> {
                 "draw on the context's own path",
             ));
         }
-        self.draw(&ctx, |c| {
-            c.stroke();
-            Ok(())
-        })
+        self.draw(&ctx, Canvas::stroke)
     }
 
     pub fn clip(&self, ctx: Ctx<'js>, rule: Opt<Value<'js>>) -> Result<()> {
@@ -696,38 +693,45 @@ impl<'js> JsContext2d<'js> {
     pub fn fill_text(
         &self,
         ctx: Ctx<'js>,
-        text: Coerced<String>,
+        text: Coerced<rquickjs::String<'js>>,
         x: N,
         y: N,
         max_width: Opt<N>,
     ) -> Result<()> {
         let max_width = max_width.0.map(|m| m.0);
-        self.draw(&ctx, |c| c.draw_text(&text.0, x.0, y.0, max_width, true))
+        let (text, _copy) = self.env.text(&ctx, "fillText()", &text)?;
+        self.draw(&ctx, |c| c.draw_text(&text, x.0, y.0, max_width, true))
     }
 
     #[qjs(rename = "strokeText")]
     pub fn stroke_text(
         &self,
         ctx: Ctx<'js>,
-        text: Coerced<String>,
+        text: Coerced<rquickjs::String<'js>>,
         x: N,
         y: N,
         max_width: Opt<N>,
     ) -> Result<()> {
         let max_width = max_width.0.map(|m| m.0);
-        self.draw(&ctx, |c| c.draw_text(&text.0, x.0, y.0, max_width, false))
+        let (text, _copy) = self.env.text(&ctx, "strokeText()", &text)?;
+        self.draw(&ctx, |c| c.draw_text(&text, x.0, y.0, max_width, false))
     }
 
     /// `measureText(text)`: a plain object with the `TextMetrics` fields.
     #[qjs(rename = "measureText")]
-    pub fn measure_text(&self, ctx: Ctx<'js>, text: Coerced<String>) -> Result<Object<'js>> {
+    pub fn measure_text(
+        &self,
+        ctx: Ctx<'js>,
+        text: Coerced<rquickjs::String<'js>>,
+    ) -> Result<Object<'js>> {
         self.env.check_deadline(&ctx)?;
+        let (text, _copy) = self.env.text(&ctx, "measureText()", &text)?;
         let metrics = {
             let canvas = self.surface.canvas.try_borrow().map_err(|_| {
                 Exception::throw_type(&ctx, "the canvas is busy (re-entered while drawing)")
             })?;
             canvas
-                .measure_text(&text.0)
+                .measure_text(&text)
                 .map_err(|error| throw(&ctx, error))?
         };
         let object = Object::new(ctx)?;
@@ -784,19 +788,15 @@ impl<'js> JsContext2d<'js> {
         };
         if Rc::ptr_eq(&source, &self.surface) {
             self.draw(&ctx, |c| {
-                let snapshot = c.snapshot();
-                c.draw_image(&snapshot, src, dst);
-                Ok(())
+                let (snapshot, _copy) = c.snapshot()?;
+                c.draw_image(&snapshot, src, dst)
             })
         } else {
             let bitmap = source
                 .canvas
                 .try_borrow()
                 .map_err(|_| Exception::throw_type(&ctx, "the source canvas is busy"))?;
-            self.draw(&ctx, |c| {
-                c.draw_image(bitmap.bitmap(), src, dst);
-                Ok(())
-            })
+            self.draw(&ctx, |c| c.draw_image(bitmap.bitmap(), src, dst))
         }
     }
 
@@ -829,7 +829,7 @@ impl<'js> JsContext2d<'js> {
             }
         };
         let rect = ImageDataRect::new(0, 0, w, h, max_side).map_err(|error| throw(&ctx, error))?;
-        JsImageData::new(&ctx, rect, &vec![0; rect.bytes()])
+        JsImageData::new(&ctx, rect, |_| Ok(()))
     }
 
     #[qjs(rename = "getImageData")]
@@ -851,9 +851,10 @@ impl<'js> JsContext2d<'js> {
             max_side,
         )
         .map_err(|error| throw(&ctx, error))?;
-        // The data goes to the QuickJS heap: asking the budget first turns a request that cannot
-        // fit into a clear RangeError instead of an out-of-memory failure of the heap.
-        if let Err(over) = self.env.budget.reserve(rect.bytes()) {
+        // The data goes to the QuickJS heap: asking the account first (which collects dropped
+        // canvases if it must) turns a request that cannot fit into a clear RangeError instead of
+        // an out-of-memory failure of the heap.
+        if let Err(over) = self.env.account.charge(rect.bytes()) {
             return Err(throw(
                 &ctx,
                 CanvasError::limit(
@@ -865,13 +866,14 @@ impl<'js> JsContext2d<'js> {
                 ),
             ));
         }
-        self.env.budget.release(rect.bytes());
-        let bytes = with_canvas(
-            &ctx,
-            &self.surface,
-            |canvas| Ok(canvas.get_image_data(rect)),
-        )?;
-        JsImageData::new(&ctx, rect, &bytes)
+        JsImageData::new(&ctx, rect, |bytes| {
+            let canvas = self.surface.canvas.try_borrow().map_err(|_| {
+                Exception::throw_type(&ctx, "the canvas is busy (re-entered while drawing)")
+            })?;
+            canvas
+                .read_image_data(rect, bytes)
+                .map_err(|error| throw(&ctx, error))
+        })
     }
 
     #[qjs(rename = "putImageData")]
@@ -894,14 +896,14 @@ impl<'js> JsContext2d<'js> {
             let image = image.try_borrow()?;
             (image.width, image.height, image.data.clone())
         };
-        let Some(bytes) = clamped_bytes(&ctx, &view) else {
-            return Err(named_error(
+        let detached = || {
+            named_error(
                 &ctx,
                 "InvalidStateError",
                 "putImageData(): the image data's buffer is detached",
             )
             .map(|e| ctx.throw(e.into_value()))
-            .unwrap_or_else(|e| e));
+            .unwrap_or_else(|e| e)
         };
         let dirty = match dirty.0.as_slice() {
             [] => None,
@@ -918,12 +920,16 @@ impl<'js> JsContext2d<'js> {
                 ))
             }
         };
-        self.draw(&ctx, |c| {
-            c.put_image_data(
-                (&bytes, width, height),
-                (i64::from(dx.0), i64::from(dy.0)),
-                dirty,
-            )
+        // The bytes are read in place: nothing runs JS while the canvas copies them.
+        with_clamped_bytes(&ctx, &view, |bytes| {
+            self.draw(&ctx, |c| {
+                c.put_image_data(
+                    (bytes, width, height),
+                    (i64::from(dx.0), i64::from(dy.0)),
+                    dirty,
+                )
+            })
         })
+        .ok_or_else(detached)?
     }
 }

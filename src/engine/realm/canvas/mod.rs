@@ -5,14 +5,19 @@
 //! The 2D context's class is in `context2d`; raw QuickJS access goes through
 //! `engine::quickjs::reflect`.
 //!
-//! - **Limits.** Pixels are reserved from the executor's heap limit: a canvas (or clip mask)
-//!   lowers QuickJS's `memoryLimitBytes` by its size for as long as it lives, so pixels and JS
-//!   values share one budget. Every drawing call first checks the run's deadline and abort
-//!   (QuickJS's interrupt handler only runs between bytecodes, and a run of costly native calls
-//!   would otherwise pass it by many calls); long texts check it while they are laid out.
+//! - **Limits.** Everything a canvas holds is charged to the executor's memory account, whose
+//!   limit (`memoryLimitBytes`) QuickJS's heap shares, before it is allocated. Every drawing
+//!   call first checks the run's deadline and abort (QuickJS's interrupt handler only runs
+//!   between bytecodes, and a run of costly native calls would otherwise pass it by many
+//!   calls); calls whose cost grows with the code's arguments check it again between bands of
+//!   rows or runs of characters (`crate::canvas`). String arguments that can only be short
+//!   (keywords, colours, fonts) are read in place and ignored past a bound, so that a huge
+//!   string is never copied for them; texts are charged before they are copied.
 //! - **Images.** A canvas whose pixels change during a run is listed; when the run succeeds,
-//!   each listed canvas is encoded as PNG, in the order the canvases were created. Runs that
-//!   draw nothing pay nothing.
+//!   each listed canvas is encoded as PNG, in the order the canvases were created, after the
+//!   run's code is over and outside its deadline (the executor is told: see
+//!   `RunAbort::mark_finished`); the files are charged until the answer leaves the engine.
+//!   Runs that draw nothing pay nothing.
 //! - **Unsupported members** of the Canvas API (shadows, filters, patterns, `Path2D`, hit
 //!   testing) exist and throw a `TypeError` naming the member, so agent code fails at the line
 //!   that needs them rather than drawing something else silently; setting such a property to
@@ -31,9 +36,7 @@ use std::rc::Rc;
 use rquickjs::class::{Trace, Tracer};
 use rquickjs::function::{Opt, Rest, This};
 use rquickjs::object::{Accessor, Property};
-use rquickjs::{
-    ArrayBuffer, Class, Coerced, Constructor, Ctx, Exception, Function, JsLifetime, Result, Value,
-};
+use rquickjs::{Class, Coerced, Constructor, Ctx, Exception, Function, JsLifetime, Result, Value};
 
 mod context2d;
 mod stubs;
@@ -43,19 +46,18 @@ use stubs::install_stubs;
 
 use super::globals::{named_error, throw_stop};
 use crate::canvas::{
-    data_url, Canvas, CanvasError, CanvasErrorKind, Gradient, Image, ImageDataRect, OverBudget,
-    PixelBudget,
+    data_url, over_limit, Canvas, CanvasError, CanvasErrorKind, Gradient, Image, ImageDataRect,
 };
-use crate::engine::quickjs::heap::HeapMeter;
-use crate::engine::quickjs::reflect::{typed_array_kind, Reflect, RuntimeLimit};
+use crate::engine::quickjs::reflect::{typed_array_kind, with_chars, Reflect};
 use crate::engine::run::state::RunState;
+use crate::memory::{Charge, MemoryAccount};
 use crate::value::TypedArrayKind;
 
-/// What the canvas bindings share: the run state (deadline), the pixel budget, the size cap, and
-/// the canvases drawn during the current run.
+/// What the canvas bindings share: the run state (deadline), the memory account, the size cap,
+/// and the canvases drawn during the current run.
 pub struct CanvasEnv {
     state: Rc<RunState>,
-    budget: Rc<dyn PixelBudget>,
+    account: Rc<MemoryAccount>,
     max_side: u32,
     next_serial: Cell<u64>,
     drawn: RefCell<Vec<Rc<Surface>>>,
@@ -79,89 +81,41 @@ pub struct CanvasHost {
 }
 
 impl CanvasHost {
-    /// The canvases drawn since the last call, as PNG images in creation order; none when the
-    /// run failed (its drawing stays on the canvases, but no image is encoded). An `Err` says
-    /// why a canvas could not be encoded.
-    pub fn take_images(&self, succeeded: bool) -> std::result::Result<Vec<Image>, String> {
+    /// The canvases drawn since the last call, as PNG images in creation order, with the
+    /// charges that hold their files until the answer leaves; none when the run failed (its
+    /// drawing stays on the canvases, but no image is encoded). `interrupted` is consulted
+    /// between bands of rows (the executor's shutdown: the run's own deadline is over).
+    pub fn take_images(
+        &self,
+        succeeded: bool,
+        interrupted: &dyn Fn() -> bool,
+    ) -> std::result::Result<(Vec<Image>, Vec<Charge>), CanvasError> {
         let drawn = std::mem::take(&mut *self.env.drawn.borrow_mut());
         if drawn.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         }
         for surface in &drawn {
             surface.listed.set(false);
         }
         if !succeeded {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         }
         let mut drawn = drawn;
         drawn.sort_by_key(|surface| surface.serial);
-        drawn
-            .iter()
-            .map(|surface| {
-                let canvas = surface
-                    .canvas
-                    .try_borrow()
-                    .map_err(|_| "a canvas was still in use at the end of the run".to_owned())?;
-                canvas
-                    .to_image()
-                    .map_err(|error| format!("canvas {}: {error}", surface.serial))
-            })
-            .collect()
-    }
-}
-
-/// The pixel budget of an executor: what its QuickJS heap does not use of `memoryLimitBytes`.
-/// Reserving lowers QuickJS's own limit by the same amount, so the heap cannot grow into pixels.
-struct HeapBudget {
-    runtime: RuntimeLimit,
-    limit: usize,
-    reserved: Cell<usize>,
-    heap: Rc<HeapMeter>,
-    /// Whether pixels fitted is part of a session's record (`engine::session`): what the heap
-    /// holds is not the same after a restore.
-    state: Rc<RunState>,
-}
-
-impl HeapBudget {
-    fn apply(&self) {
-        self.runtime
-            .set_memory_limit(self.limit.saturating_sub(self.reserved.get()).max(1));
-    }
-}
-
-impl HeapBudget {
-    fn available(&self) -> usize {
-        let used = self.heap.held().saturating_add(self.reserved.get());
-        self.limit.saturating_sub(used)
-    }
-}
-
-impl PixelBudget for HeapBudget {
-    fn reserve(&self, bytes: usize) -> std::result::Result<(), OverBudget> {
-        let fits = || {
-            if bytes > self.available() {
-                // Canvases dropped by the code may still wait for the cycle collector (a canvas
-                // and its context refer to each other): collect before refusing. What it
-                // finalizes only releases budget, and no canvas borrow is held across a
-                // reservation.
-                self.runtime.collect_garbage();
-            }
-            bytes <= self.available()
-        };
-        if !self.state.tape.canvas(fits) {
-            return Err(OverBudget {
-                requested: bytes,
-                available: self.available(),
-            });
+        let mut images = Vec::with_capacity(drawn.len());
+        let mut held = Vec::with_capacity(drawn.len());
+        for surface in &drawn {
+            let canvas = surface.canvas.try_borrow().map_err(|_| {
+                CanvasError::invalid_state("a canvas was still in use at the end of the run")
+            })?;
+            let (image, charge) = canvas.to_image(interrupted).map_err(|error| CanvasError {
+                message: format!("canvas {}: {}", surface.serial, error.message),
+                ..error
+            })?;
+            images.push(image);
+            held.push(charge);
         }
-        self.reserved.set(self.reserved.get() + bytes);
-        self.apply();
-        Ok(())
-    }
-
-    fn release(&self, bytes: usize) {
-        self.reserved.set(self.reserved.get().saturating_sub(bytes));
-        self.apply();
+        Ok((images, held))
     }
 }
 
@@ -170,22 +124,12 @@ impl PixelBudget for HeapBudget {
 pub fn install<'js>(
     ctx: &Ctx<'js>,
     state: &Rc<RunState>,
-    heap: &Rc<HeapMeter>,
+    account: &Rc<MemoryAccount>,
     max_side: u32,
-    memory_limit: usize,
 ) -> Result<CanvasHost> {
-    // The budget lives inside the runtime (its canvases and the functions that make them) or
-    // in the engine thread's `CanvasHost`, dropped before the runtime: it cannot outlive it.
-    let budget: Rc<dyn PixelBudget> = Rc::new(HeapBudget {
-        runtime: RuntimeLimit::of(ctx),
-        limit: memory_limit,
-        reserved: Cell::new(0),
-        heap: Rc::clone(heap),
-        state: Rc::clone(state),
-    });
     let env = Rc::new(CanvasEnv {
         state: Rc::clone(state),
-        budget,
+        account: Rc::clone(account),
         max_side,
         next_serial: Cell::new(0),
         drawn: RefCell::new(Vec::new()),
@@ -383,6 +327,68 @@ fn with_canvas<'js, R>(
     f(&mut canvas).map_err(|error| throw(ctx, error))
 }
 
+/// The longest keyword a canvas argument can be (`'destination-over'`, `'ideographic'`).
+const MAX_KEYWORD_LENGTH: usize = 64;
+
+/// The longest CSS colour a canvas reads (`'rgba(255, 255, 255, 0.5)'` with room to spare).
+const MAX_COLOR_LENGTH: usize = 256;
+
+/// A string argument that can only be short (a keyword, a colour, a font): converted as any
+/// string is (`toString()` included), then read in place, and empty past `MAX` characters,
+/// which no valid value has, so that a huge string is never copied for it.
+pub struct Short<const MAX: usize>(Option<String>);
+
+impl<const MAX: usize> Short<MAX> {
+    /// The value, or `""` when it was too long (a value no caller accepts).
+    fn as_str(&self) -> &str {
+        self.0.as_deref().unwrap_or("")
+    }
+
+    /// Reads `value` as [`Short`] if it is a string, without converting anything else.
+    fn of_string<'js>(ctx: &Ctx<'js>, value: &Value<'js>) -> Option<Self> {
+        with_chars(ctx, value, |chars| {
+            Self((chars.len() <= MAX).then(|| chars.to_string_lossy()))
+        })
+    }
+}
+
+impl<'js, const MAX: usize> rquickjs::FromJs<'js> for Short<MAX> {
+    fn from_js(ctx: &Ctx<'js>, value: Value<'js>) -> Result<Self> {
+        let string = value
+            .get::<Coerced<rquickjs::String<'js>>>()?
+            .0
+            .into_value();
+        Self::of_string(ctx, &string).ok_or_else(|| unreadable(ctx))
+    }
+}
+
+/// The error for a string QuickJS could not make readable (flattening it needed memory the
+/// limit refused: the run fails at the limit).
+fn unreadable(ctx: &Ctx<'_>) -> rquickjs::Error {
+    Exception::throw_range(ctx, "the string could not be read: out of memory")
+}
+
+impl CanvasEnv {
+    /// A text argument (`fillText`, `measureText`), converted as any string is and charged
+    /// before it is copied out of the heap.
+    fn text<'js>(
+        &self,
+        ctx: &Ctx<'js>,
+        call: &str,
+        text: &Coerced<rquickjs::String<'js>>,
+    ) -> Result<(String, Charge)> {
+        let value = text.0.clone().into_value();
+        with_chars(ctx, &value, |chars| {
+            let held = self
+                .account
+                .charge(chars.len().saturating_mul(3))
+                .map_err(|over| throw(ctx, over_limit(call, "the text", over)))?;
+            Ok((chars.to_string_lossy(), held))
+        })
+        .ok_or_else(|| unreadable(ctx))?
+    }
+}
+
 // --- OffscreenCanvas ---------------------------------------------------------------------
 
 /// A canvas (`getCanvas()` or `new OffscreenCanvas()`).
@@ -413,7 +419,7 @@ impl<'js> JsCanvas<'js> {
             width,
             height,
             env.max_side,
-            Rc::clone(&env.budget),
+            Rc::clone(&env.account),
             env.interrupt(),
         )
         .map_err(|error| throw(ctx, error))?;
@@ -481,15 +487,15 @@ impl<'js> JsCanvas<'js> {
     pub fn get_context(
         this: This<Class<'js, Self>>,
         ctx: Ctx<'js>,
-        kind: Coerced<String>,
+        kind: Short<MAX_KEYWORD_LENGTH>,
         _options: Opt<Value<'js>>,
     ) -> Result<Class<'js, JsContext2d<'js>>> {
-        if kind.0 != "2d" {
+        if kind.as_str() != "2d" {
             return Err(Exception::throw_type(
                 &ctx,
                 &format!(
                     "getContext('{}') is not supported by this sandbox's canvas; use getContext('2d')",
-                    kind.0
+                    kind.as_str()
                 ),
             ));
         }
@@ -520,16 +526,24 @@ impl<'js> JsCanvas<'js> {
     }
 
     /// `toDataURL(type)`: always PNG (the spec's fallback for types a canvas cannot encode).
+    /// The file and its base64 text are charged while they are made.
     #[qjs(rename = "toDataURL")]
     pub fn to_data_url(
         &self,
         ctx: Ctx<'js>,
         _type: Opt<Value<'js>>,
         _quality: Opt<Value<'js>>,
-    ) -> Result<String> {
+    ) -> Result<rquickjs::String<'js>> {
         self.env.check_deadline(&ctx)?;
-        let image = with_canvas(&ctx, &self.surface, |canvas| canvas.to_image())?;
-        Ok(data_url(image.mime_type, &image.data))
+        let interrupt = self.env.interrupt();
+        let (image, _file) =
+            with_canvas(&ctx, &self.surface, |canvas| canvas.to_image(&*interrupt))?;
+        let _text = self
+            .env
+            .account
+            .charge(image.data.len().div_ceil(3) * 4 + 32)
+            .map_err(|over| throw(&ctx, over_limit("toDataURL()", "the data URL", over)))?;
+        rquickjs::String::from_str(ctx, &data_url(image.mime_type, &image.data))
     }
 
     #[qjs(rename = "convertToBlob")]
@@ -580,14 +594,14 @@ impl JsGradient {
         &self,
         ctx: Ctx<'js>,
         offset: Coerced<f64>,
-        color: Coerced<String>,
+        color: Short<MAX_COLOR_LENGTH>,
     ) -> Result<()> {
         let mut gradient = self
             .gradient
             .try_borrow_mut()
             .map_err(|_| Exception::throw_type(&ctx, "the gradient is in use"))?;
         gradient
-            .add_color_stop(offset.0, &color.0)
+            .add_color_stop(offset.0, color.as_str())
             .map_err(|error| throw(&ctx, error))
     }
 }
@@ -609,30 +623,48 @@ impl<'js> Trace<'js> for JsImageData<'js> {
     }
 }
 
-/// A `Uint8ClampedArray` holding a copy of `bytes`, allocated in the QuickJS heap (so it counts
-/// against the heap limit like any array).
-fn clamped_array<'js>(ctx: &Ctx<'js>, bytes: &[u8]) -> Result<Value<'js>> {
-    let buffer = ArrayBuffer::new_copy(ctx.clone(), bytes)?.into_value();
-    Reflect::new(ctx)
-        .new_typed_array(TypedArrayKind::Uint8Clamped, &buffer, 0, bytes.len())
+/// A zeroed `Uint8ClampedArray` of `len` bytes, allocated by QuickJS (so it counts against
+/// the memory limit like any array) and filled in place by `fill`, which runs no JS.
+fn clamped_array<'js>(
+    ctx: &Ctx<'js>,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]) -> Result<()>,
+) -> Result<Value<'js>> {
+    let reflect = Reflect::new(ctx);
+    let buffer = reflect
+        .new_array_buffer(len)
+        .ok_or(rquickjs::Error::Exception)?;
+    reflect
+        .with_array_buffer(&buffer, (0, len), fill)
+        .ok_or(rquickjs::Error::Exception)??;
+    reflect
+        .new_typed_array(TypedArrayKind::Uint8Clamped, &buffer, 0, len)
         .ok_or(rquickjs::Error::Exception)
 }
 
-/// The bytes a `Uint8ClampedArray` views, copied out; `None` for anything else (a detached
-/// buffer included).
-fn clamped_bytes<'js>(ctx: &Ctx<'js>, view: &Value<'js>) -> Option<Vec<u8>> {
+/// Calls `read` with the bytes a `Uint8ClampedArray` views, in place (`read` runs no JS);
+/// `None` for anything else, a detached buffer included.
+fn with_clamped_bytes<'js, R>(
+    ctx: &Ctx<'js>,
+    view: &Value<'js>,
+    read: impl FnOnce(&mut [u8]) -> R,
+) -> Option<R> {
     if typed_array_kind(view) != Some(TypedArrayKind::Uint8Clamped) {
         return None;
     }
     let reflect = Reflect::new(ctx);
     let (buffer, offset, length, _) = reflect.typed_array_buffer(view)?;
-    let (_, bytes) = reflect.array_buffer_window(&buffer, offset, length)?;
-    (bytes.len() == length).then_some(bytes)
+    reflect.with_array_buffer(&buffer, (offset, length), read)
 }
 
 impl<'js> JsImageData<'js> {
-    fn new(ctx: &Ctx<'js>, rect: ImageDataRect, bytes: &[u8]) -> Result<Class<'js, Self>> {
-        let data = clamped_array(ctx, bytes)?;
+    /// An `ImageData` of `rect`'s size whose bytes `fill` writes.
+    fn new(
+        ctx: &Ctx<'js>,
+        rect: ImageDataRect,
+        fill: impl FnOnce(&mut [u8]) -> Result<()>,
+    ) -> Result<Class<'js, Self>> {
+        let data = clamped_array(ctx, rect.bytes(), fill)?;
         Class::instance(
             ctx.clone(),
             JsImageData {
@@ -664,16 +696,16 @@ impl<'js> JsImageData<'js> {
         };
         match args.first() {
             Some(first) if first.is_object() => {
-                let Some(bytes) = clamped_bytes(ctx, first) else {
+                let Some(length) = with_clamped_bytes(ctx, first, |bytes| bytes.len()) else {
                     return Err(Exception::throw_type(
                         ctx,
                         "ImageData(): the data must be a Uint8ClampedArray",
                     ));
                 };
                 let width = whole(number(args.get(1))?);
-                let pixels = bytes.len() / 4;
-                if bytes.is_empty()
-                    || bytes.len() % 4 != 0
+                let pixels = length / 4;
+                if length == 0
+                    || length % 4 != 0
                     || width <= 0
                     || pixels % usize::try_from(width).unwrap_or(usize::MAX) != 0
                 {
@@ -714,7 +746,7 @@ impl<'js> JsImageData<'js> {
                 }
                 let rect = ImageDataRect::new(0, 0, w, h, env.max_side)
                     .map_err(|error| throw(ctx, error))?;
-                JsImageData::new(ctx, rect, &vec![0; rect.bytes()])
+                JsImageData::new(ctx, rect, |_| Ok(()))
             }
         }
     }

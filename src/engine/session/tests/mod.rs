@@ -643,6 +643,31 @@ fn a_weak_reference_keeps_the_session_from_a_snapshot_until_a_checkpoint() {
     snapshot(&original);
 }
 
+/// Whether a charge fits in `memoryLimitBytes` depends on what the heap holds, which a restore
+/// does not repeat: a run that caught a refused canvas could go another way when replayed.
+#[test]
+fn a_refused_charge_keeps_the_session_from_a_snapshot() {
+    let options = Options {
+        memory_limit_bytes: 16 << 20,
+        ..Options::default()
+    };
+    let attempt = |side: u32| {
+        let engine = engine_with(FakeHost::default(), &options);
+        let code = format!(
+            "try {{ getCanvas({side}, {side}) }} catch (e) {{ globalThis.caught = e.name }}"
+        );
+        output(run_on(&engine, &code, &options));
+        engine.snapshot(None).blocking_recv().unwrap()
+    };
+    let refused = attempt(4000);
+    assert!(
+        matches!(&refused, Err(EngineError::NotDurable(why)) if why.contains("memoryLimitBytes")),
+        "{refused:?}"
+    );
+    // The same run with a canvas that fits is kept.
+    assert!(attempt(4).is_ok());
+}
+
 #[test]
 fn a_run_cannot_pause_in_a_session_a_replay_cannot_repeat() {
     let options = Options::default();

@@ -8,6 +8,8 @@ use crate::engine::{EngineError, RunReport};
 use crate::options::Options;
 use crate::value::Value;
 
+mod bounds;
+
 fn options() -> Options {
     Options {
         timeout_ms: 5_000,
