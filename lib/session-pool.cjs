@@ -12,6 +12,7 @@
 // the store's compare-and-swap, never by the pool.
 
 const { SESExecutor } = require('./executor.cjs')
+const guarded = require('./guarded.cjs')
 const { SessionError, checkId } = require('./session-store.cjs')
 const { ownTracer, tracerOf, tracedSection } = require('./tracing.cjs')
 
@@ -22,7 +23,7 @@ function storeMethods(store) {
   if (store === null || typeof store !== 'object') throw new TypeError('SessionPool: store must be an object with get, put and delete methods')
   const methods = {}
   for (const name of ['get', 'put', 'delete']) {
-    const method = store[name]
+    const method = guarded.readOrThrow(store, name, 'SessionPool store')
     if (typeof method !== 'function') throw new TypeError(`SessionPool: store.${name} must be a function`)
     methods[name] = (...args) => method.apply(store, args)
   }
@@ -96,7 +97,18 @@ class SessionPool {
 
   constructor(options) {
     if (options === null || typeof options !== 'object') throw new TypeError('new SessionPool(options): options must be an object')
-    const { maxLive, store, executorOptions = {}, tools, saveAfter = 'evict', spare = 0 } = options
+    // Each option read once, through the guarded path: one whose getter throws is a TypeError
+    // naming it.
+    const option = (name, fallback) => {
+      const value = guarded.readOrThrow(options, name, 'SessionPool options')
+      return value === undefined ? fallback : value
+    }
+    const maxLive = option('maxLive')
+    const store = option('store')
+    const executorOptions = option('executorOptions', {})
+    const tools = option('tools')
+    const saveAfter = option('saveAfter', 'evict')
+    const spare = option('spare', 0)
     if (!Number.isSafeInteger(maxLive) || maxLive < 1) throw new TypeError('SessionPool: maxLive must be an integer ≥ 1')
     if (!Number.isSafeInteger(spare) || spare < 0 || spare >= maxLive) throw new TypeError('SessionPool: spare must be an integer from 0 to maxLive - 1')
     if (executorOptions === null || typeof executorOptions !== 'object') throw new TypeError('SessionPool: executorOptions must be an object')
@@ -107,7 +119,11 @@ class SessionPool {
     this.#maxLive = maxLive
     this.#store = storeMethods(store)
     // Every executor is made with one copy of the options, read here once.
-    this.#executorOptions = { ...executorOptions }
+    try {
+      this.#executorOptions = { ...executorOptions }
+    } catch (thrown) {
+      throw new TypeError(`SessionPool options.executorOptions cannot be read (reading it threw ${guarded.describe(thrown)})`)
+    }
     this.#tools = tools
     this.#saveAfter = saveAfter
     this.#spare = spare

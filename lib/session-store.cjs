@@ -15,6 +15,8 @@ const fsp = require('node:fs/promises')
 const path = require('node:path')
 const zlib = require('node:zlib')
 
+const guarded = require('./guarded.cjs')
+
 /** Every failure of a session pool or store that is not the executor's own, by `code`. */
 class SessionError extends Error {
   constructor(code, message, details = {}) {
@@ -65,7 +67,7 @@ class MemoryStore {
 
   constructor(options = {}) {
     if (options === null || typeof options !== 'object') throw new TypeError('new MemoryStore(options): options must be an object')
-    const compress = options.compress ?? false
+    const compress = guarded.readOrThrow(options, 'compress', 'MemoryStore options') ?? false
     if (typeof compress !== 'boolean') throw new TypeError('MemoryStore option compress must be a boolean')
     this.#compress = compress
   }
@@ -152,7 +154,7 @@ class FileStore {
   constructor(directory, options = {}) {
     if (typeof directory !== 'string' || directory === '') throw new TypeError('new FileStore(directory): directory must be a path')
     if (options === null || typeof options !== 'object') throw new TypeError('new FileStore(directory, options): options must be an object')
-    const fsync = options.fsync ?? true
+    const fsync = guarded.readOrThrow(options, 'fsync', 'FileStore options') ?? true
     if (typeof fsync !== 'boolean') throw new TypeError('FileStore option fsync must be a boolean')
     this.#dir = path.resolve(directory)
     this.#fsync = fsync
