@@ -16,5 +16,9 @@ export const {
   createRunJavaScriptTool,
   pauseRun,
   PauseRequest,
+  SessionPool,
+  MemoryStore,
+  FileStore,
+  SessionError,
 } = entry
 export default entry

@@ -69,6 +69,10 @@ describe('argument errors go through one path with the documented types', () => 
       'CODE_AGENT_EXAMPLES',
       'codeAgentSetup',
       'createRunJavaScriptTool',
+      'SessionPool',
+      'MemoryStore',
+      'FileStore',
+      'SessionError',
       // The platform the binding was loaded for: a string, no function.
       '__napiBindingTarget',
     ]
@@ -188,6 +192,25 @@ describe('argument errors go through one path with the documented types', () => 
     for (const maxOutputBytes of [0, -1, 1.5, NaN, Infinity]) {
       expect(await errorOf(() => createRunJavaScriptTool(ex, { maxOutputBytes }))).toBeInstanceOf(RangeError)
     }
+  })
+
+  it('SessionPool, MemoryStore and FileStore throw a TypeError for malformed options (a getter that throws included); the pool rejects a bad id', async () => {
+    const { SessionPool, MemoryStore, FileStore, SessionError } = require('../index.js')
+    const store = new MemoryStore()
+    for (const options of [undefined, null, 3, {}, { maxLive: 0, store }, { maxLive: 1, store: {} }, { maxLive: 2, store, spare: 2 }, throwingGetter('maxLive'), { maxLive: 1, store: throwingGetter('get') }, { maxLive: 1, store, executorOptions: throwingGetter('timeoutMs') }]) {
+      const error = await errorOf(() => new SessionPool(options))
+      expect(error, String(options)).toBeInstanceOf(TypeError)
+    }
+    expect(((await errorOf(() => new SessionPool(throwingGetter('maxLive')))) as Error).message).toBe('SessionPool options.maxLive cannot be read (reading it threw Symbol(maxLive getter))')
+    for (const options of [null, 3, { compress: 'yes' }, throwingGetter('compress')]) expect(await errorOf(() => new MemoryStore(options))).toBeInstanceOf(TypeError)
+    const dir = mkdtempSync(path.join(tmpdir(), 'ses-args-'))
+    for (const [directory, options] of [[undefined, {}], ['', {}], [dir, null], [dir, { fsync: 1 }], [dir, throwingGetter('fsync')]]) {
+      expect(await errorOf(() => new FileStore(directory, options))).toBeInstanceOf(TypeError)
+    }
+    const pool = new SessionPool({ maxLive: 1, store })
+    for (const id of [undefined, '', 3, 'x'.repeat(1025)]) expect(((await errorOf(() => pool.run(id, '1'))) as { rejected: unknown }).rejected).toBeInstanceOf(TypeError)
+    await pool.close()
+    expect(new SessionError('ERR_SESSION_STORE', 'm')).toMatchObject({ name: 'SessionError', code: 'ERR_SESSION_STORE', message: 'm' })
   })
 
   it("run_javascript's execute answers arguments it cannot use as ERR_VALIDATION_FAILED data", async () => {

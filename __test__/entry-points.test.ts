@@ -15,7 +15,11 @@ const EXPORTS = [
   'CODE_AGENT_EXAMPLES',
   'CODE_AGENT_SYSTEM_PROMPT',
   'ExecutorError',
+  'FileStore',
+  'MemoryStore',
   'SESExecutor',
+  'SessionError',
+  'SessionPool',
   'codeAgentSetup',
   'createRunJavaScriptTool',
   'enginePoolStats',
@@ -36,5 +40,6 @@ describe('entry points', () => {
     const result = await run('entry.mjs')
     expect(result.exports).toEqual(EXPORTS)
     expect(result).toMatchObject({ output: 42, code: 'ERR_RUNTIME_EXCEPTION', state: 'DEAD', workspaceTools: 'function' })
+    expect(result.bullmq).toEqual(['RedisStore', 'SessionQueue', 'SessionWorker', 'currentToolCall'])
   })
 })

@@ -32,6 +32,8 @@ const EXPECTED: Record<string, string[]> = {
   opentelemetry: ['execute_tool search, ses_executor.run'],
   'transformed-code': ['const total = prices.reduce(add, 0);', 'while (more()) step();', 'return __smol_result(total);'],
   imports: ['3'],
+  'session-pool': ['ana: 2 visits 2 1 2'],
+  'readme-serving': ['10 1'],
   sessions: ['Lyon: 10 °C | Oslo: 20 °C | 2 2'],
   'pause-resume': ['approve [ 1225 ] 3 1225 EUR needs a manager', 'PAUSED 1225 EUR needs a manager', 'ordered for 1225'],
   'snapshot-refused': ['ERR_SNAPSHOT_INVALID truncated, ERR_SNAPSHOT_INVALID hmac, ERR_SNAPSHOT_INVALID hmac', '100'],

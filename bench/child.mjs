@@ -18,6 +18,10 @@ import {
   W13_PROBE_EVERY_MS,
   W13_PROBE_FOR_MS,
   W13_SPINNERS_PER_CORE,
+  W15_MAX_LIVE,
+  W15_SAMPLES,
+  W15_SESSIONS,
+  W15_SPARE,
   W3_CALLS,
   W4_CALLS,
   W8_TIMEOUT_MS,
@@ -38,7 +42,10 @@ const only = listed('workloads')
 const except = listed('except') ?? []
 const adapter = await import(`./adapters/${peerId}.mjs`)
 const { peer } = adapter
-const unsupported = adapter.unsupported ?? {}
+const unsupported = { ...adapter.unsupported }
+if (typeof adapter.sessionPool !== 'function') {
+  unsupported.W15 ??= 'no snapshot and restore of an executor in another one: a session cannot be hibernated'
+}
 const NO_DEADLINE = 60_000
 const GUEST = quick ? guest(100_000) : guest()
 /**
@@ -297,6 +304,8 @@ const workloads = {
     return { unit: 'ms', checkpointed, journal }
   },
 
+  W15: () => w15(),
+
   async W12() {
     // W9 on many executors at once: throughput relative to one executor running it alone.
     const count = quick ? 4 : Math.min(peer.w12Executors ?? W12_EXECUTORS, W12_EXECUTORS)
@@ -430,6 +439,102 @@ async function sessionFigures(made) {
   return { steps: made.steps, bytes: snapshot.length, snapshotMs, restoreMs }
 }
 
+/** The value at quantile `q` of `values` (nearest rank). */
+function quantile(values, q) {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]
+}
+
+/**
+ * W15: many sessions, few live executors. Every session runs the W9 step once
+ * through a session pool of W15_MAX_LIVE live executors over an in-memory store (eight steps in
+ * flight at a time); then RSS with them all held, the store's bytes per session, and steps one
+ * at a time on hibernated sessions (the oldest: each restores one, and the pool hibernates the
+ * least recently used in the background to keep W15_SPARE places free) against steps on live ones (stepped W15_MAX_LIVE / 4 rounds earlier, still
+ * live). A step is W9's `sendVariables` + `run`; a miss's time is split by the pool's own
+ * figures (hibernating the other session, reading the store, restoring with tools).
+ */
+async function w15() {
+  const sessions = quick ? 2_000 : W15_SESSIONS
+  const maxLive = quick ? 100 : W15_MAX_LIVE
+  const samples = quick ? 200 : W15_SAMPLES
+  const spare = quick ? 4 : W15_SPARE
+  const code = W9_JS
+  gc()
+  const startMiB = rssMiB()
+  const pool = await adapter.sessionPool({ tools: makeTools(), timeoutMs: NO_DEADLINE, maxLive, spare })
+  const step = async (id) => {
+    const result = await pool.agentStep(id, W9_VARIABLES, code)
+    check('W15', result.answer?.answer, W9_ANSWER)
+  }
+  const filling = performance.now()
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < sessions) await step(`s${next++}`)
+    }),
+  )
+  const fillMs = performance.now() - filling
+  gc()
+  const heldMiB = rssMiB()
+  const size = pool.storeSize()
+  const before = pool.stats()
+  const hibernated = []
+  const live = []
+  const touched = []
+  for (let i = 0; i < samples; i++) {
+    const cold = `s${i}`
+    if (pool.isLive(cold)) throw new Error(`W15: session ${cold} is live, expected hibernated`)
+    let start = performance.now()
+    await step(cold)
+    hibernated.push(performance.now() - start)
+    touched.push(cold)
+    const warm = touched[touched.length - 1 - Math.floor(maxLive / 4)]
+    if (warm !== undefined) {
+      if (!pool.isLive(warm)) throw new Error(`W15: session ${warm} is hibernated, expected live`)
+      start = performance.now()
+      await step(warm)
+      live.push(performance.now() - start)
+    }
+  }
+  const after = pool.stats()
+  gc()
+  const endMiB = rssMiB()
+  await pool.dispose()
+  const misses = after.misses - before.misses
+  const perMiss = (field) => (after[field] - before[field]) / misses
+  const hibernatedMedian = quantile(hibernated, 0.5)
+  return {
+    unit: 'ms',
+    median: hibernatedMedian,
+    p95: quantile(hibernated, 0.95),
+    p99: quantile(hibernated, 0.99),
+    samples: hibernated.length,
+    live: { median: quantile(live, 0.5), p99: quantile(live, 0.99), samples: live.length },
+    sessions,
+    maxLive,
+    spare,
+    startMiB,
+    heldMiB,
+    endMiB,
+    storeBytesPerSession: size.bytes / size.sessions,
+    snapshotBytesPerSession: size.snapshotBytes / size.sessions,
+    fillMs,
+    // Each miss hibernated one session (snapshot, save, cleanup), read one from the store and
+    // restored it (restore, then tools).
+    miss: {
+      evictMs: perMiss('evictMs'),
+      snapshotMs: perMiss('snapshotMs'),
+      saveMs: perMiss('saveMs'),
+      loadMs: perMiss('loadMs'),
+      restoreMs: perMiss('restoreMs'),
+      toolsMs: perMiss('toolsMs'),
+      count: misses,
+    },
+    hits: after.hits - before.hits,
+  }
+}
+
 async function timedRun(workload, { unit, scale, minSamples }) {
   const executor = await primaryExecutor()
   await runChecked(executor, workload)
@@ -461,9 +566,9 @@ try {
 const skipInQuick = heavy && quick ? ['W7', 'W10', 'W11', 'W12', 'W13'] : []
 /** W14 for a peer whose adapter has no `sessions` (snapshot and restore of a live executor). */
 const NO_SESSIONS = 'no snapshot and restore of a live executor in this adapter'
-// W11 last: thousands of executors created and disposed move the allocator and GC state that
-// every other workload would then run in.
-const ORDER = ['W7', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W8', 'W9', 'W10', 'W14', 'W12', 'W13', 'W11']
+// W11 and W15 last: thousands of executors created and disposed move the allocator and GC state
+// that every other workload would then run in (run.mjs gives each a process of its own).
+const ORDER = ['W7', 'W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W8', 'W9', 'W10', 'W14', 'W12', 'W13', 'W11', 'W15']
 for (const name of ORDER.filter((name) => (!only || only.includes(name)) && !except.includes(name))) {
   const workload = workloads[name]
   if (skipInQuick.includes(name)) {

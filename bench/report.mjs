@@ -1,7 +1,7 @@
 // bench/RESULTS.md from the results of one `npm run bench`.
 
 const OURS = 'ses-executor'
-const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10', 'W11', 'W12', 'W13', 'W14']
+const WORKLOADS = ['W1', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W8', 'W9', 'W10', 'W11', 'W12', 'W13', 'W14', 'W15']
 
 const DEFINITIONS = {
   W1: 'create: a new executor ready to run, tools installed (one-time global setup excluded)',
@@ -18,6 +18,7 @@ const DEFINITIONS = {
   W12: 'throughput of W9 on 1,000 executors at once, relative to one executor running it alone ("in turn": relative to the same 1,000 executors stepping one at a time, alternating with the rounds at once, where every heap is as cold in the caches as at once)',
   W13: 'a probe among spinners: K executors compute without pause (K = 4 × cores, and 100) while a probe executor runs `1 + 1` every 20 ms for 3 s, from 1 s after the spinners started; the probe\'s p50 / p99 latency, and how fairly the spinners shared the CPU (the most CPU time one spinner got over the least)',
   W14: 'durable sessions: the W9 session after 20 and 200 steps, `snapshot()` (median ms), `restore` into a fresh executor with its tools sent again (median ms) and the snapshot\'s size; "journal": a 20-step session whose agent defined a function, which no checkpoint holds, restored by replaying its runs',
+  W15: 'hibernated sessions: 100,000 sessions that each ran W9 once, kept by a session pool of 1,000 live executors over an in-memory store (compressed) that keeps 16 places spare (idle sessions hibernated in the background); RSS with all held, store bytes per session, and a W9 step on a hibernated session (restored) against one on a live session: p50 / p99',
 }
 
 /** Number with 3 significant digits at most (never exponent notation). */
@@ -65,6 +66,12 @@ function cell(workload) {
   if (workload.unit === 'KiB') {
     const first = workload.firstKiB == null ? '' : `, first ${quantity(workload.firstKiB, 'KiB')}`
     return `${quantity(workload.median, 'KiB')} (n=${workload.count}${first})`
+  }
+  if (workload.sessions != null) {
+    return (
+      `${quantity(workload.median, 'ms')} / ${quantity(workload.p99, 'ms')} p99 hibernated, ` +
+      `${quantity(workload.live.median, 'ms')} live; ${quantity(workload.heldMiB, 'MiB')} (n=${num(workload.sessions)})`
+    )
   }
   if (workload.perExecutorKiB != null) {
     const threads = workload.threads == null ? '' : `, ${num(workload.threads)} threads`
@@ -212,6 +219,20 @@ function targets(results) {
     row('W14 restore ≤ 20 ms (median, 200 steps)', many, (f) => f.restoreMs.median, 20, ms)
     row('W14 snapshot ≤ 64 KiB (20 steps)', few, (f) => f.bytes / 1024, 64, (kib) => quantity(kib, 'KiB'))
   }
+  // Many sessions on few live executors.
+  {
+    const w15 = ours?.workloads?.W15
+    const measured = w15?.sessions != null
+    const ok = measured ? w15.sessions >= 100_000 && w15.heldMiB <= 1024 && w15.median <= 5 && w15.p99 <= 20 : null
+    rows.push([
+      'W15: 100,000 sessions in ≤ 1 GiB RSS (store in memory), a step on a hibernated one p50 ≤ 5 ms and p99 ≤ 20 ms',
+      measured
+        ? `${quantity(w15.heldMiB, 'MiB')}, ${quantity(w15.median, 'ms')} / ${quantity(w15.p99, 'ms')} (n=${num(w15.sessions)})`
+        : '–',
+      '–',
+      verdict(ok),
+    ])
+  }
   // A trivial run among spinners, and how evenly the spinners share the threads.
   {
     const w13 = ours?.workloads?.W13
@@ -317,6 +338,49 @@ function floorsSection(floors) {
           "W3's hop onto Node's thread and back",
         ],
       ],
+    ),
+    '',
+  ]
+}
+
+/** W15's own table: memory, and what a step on a hibernated session costs, part by part. */
+function w15Section(peers) {
+  const measured = peers.filter((p) => p.workloads?.W15?.sessions != null)
+  if (measured.length === 0) return []
+  return [
+    '## W15: hibernated sessions',
+    '',
+    'One process of its own: every session runs the W9 step once through a `SessionPool` of ' +
+      '`maxLive` executors over a `MemoryStore({ compress: true })`, eight steps in flight; RSS is ' +
+      'read with all of them held (after GC). Then, one at a time, a W9 step on a hibernated ' +
+      'session (the oldest ones: the pool restores it, and hibernates the least recently used ' +
+      'in the background to keep `spare` places free) alternates with one on a live session ' +
+      '(stepped `maxLive` / 4 rounds before). ' +
+      'A miss splits into hibernating another session (snapshot, compress, store, cleanup: in the background), ' +
+      'reading the store (inflate), and restoring (`SESExecutor.restore`, which replays the ' +
+      "session's journal, and `sendTools`); the rest of the step is the W9 step itself. The last " +
+      "column splits a miss (means): `snapshot()` + the store's save (deflate) + cleanup, the " +
+      "store's read (inflate), `SESExecutor.restore` + `sendTools`.",
+    '',
+    table(
+      ['peer', 'sessions', 'live (spare)', 'RSS before', 'RSS held', 'store / session', 'snapshot / session', 'fill', 'hibernated step p50 / p95 / p99', 'live step p50 / p99', 'miss: snapshot + save + cleanup; read; restore + tools'],
+      measured.map((p) => {
+        const w = p.workloads.W15
+        return [
+          p.peer.id,
+          num(w.sessions),
+          w.spare === undefined ? num(w.maxLive) : `${num(w.maxLive)} (${num(w.spare)})`,
+          quantity(w.startMiB, 'MiB'),
+          quantity(w.heldMiB, 'MiB'),
+          `${num(w.storeBytesPerSession)} B`,
+          `${num(w.snapshotBytesPerSession)} B`,
+          quantity(w.fillMs, 'ms'),
+          `${quantity(w.median, 'ms')} / ${quantity(w.p95, 'ms')} / ${quantity(w.p99, 'ms')}`,
+          `${quantity(w.live.median, 'ms')} / ${quantity(w.live.p99, 'ms')}`,
+          `${quantity(w.miss.snapshotMs, 'ms')} + ${quantity(w.miss.saveMs, 'ms')} + ${quantity(w.miss.evictMs - w.miss.snapshotMs - w.miss.saveMs, 'ms')}; ` +
+            `${quantity(w.miss.loadMs, 'ms')}; ${quantity(w.miss.restoreMs - w.miss.toolsMs, 'ms')} + ${quantity(w.miss.toolsMs, 'ms')}`,
+        ]
+      }),
     ),
     '',
   ]
@@ -456,6 +520,8 @@ export function render(results) {
     ),
   )
   lines.push('')
+
+  lines.push(...w15Section(peers))
 
   lines.push('## W5 guard overhead')
   lines.push('')

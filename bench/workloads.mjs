@@ -22,6 +22,16 @@ export const W12_EXECUTORS = 1_000
 /** How long after W11's cleanup its RSS is read again. */
 export const W11_SETTLE_MS = 15_000
 /**
+ * W15: sessions that each ran the W9 step once, kept by a session pool with this many live
+ * executors; then steps on hibernated sessions (each restores one, hibernating another) and on
+ * live ones, one at a time.
+ */
+export const W15_SESSIONS = 100_000
+export const W15_MAX_LIVE = 1_000
+export const W15_SAMPLES = 2_000
+/** W15's places kept free by hibernating idle sessions in the background (`spare`). */
+export const W15_SPARE = 16
+/**
  * W13, a probe among spinners: spinners per core (4 × the engine pool's threads,
  * which are the cores by default), the larger count, how often the probe runs `1 + 1` and for
  * how long.

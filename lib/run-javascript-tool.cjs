@@ -374,4 +374,4 @@ function toMessages(name, toolCallId, result, options = {}) {
   return [reply, imagesMessage(shown, urls, format)]
 }
 
-module.exports = { createRunJavaScriptTool }
+module.exports = { createRunJavaScriptTool, toJsonSafe, errorResult }

@@ -321,4 +321,62 @@ function fail(span, error) {
   })
 }
 
-module.exports = { capturesToolContent, tracerOf, tracedRun }
+/**
+ * The tracer of `options.tracer` (options the pool copied once): the object and its
+ * `startSpan`, read here once through the guarded path; `undefined` for none, or for one that
+ * is not a tracer (the executors the pool makes refuse it with `options_valid`).
+ * @returns {Tracer | undefined}
+ */
+function ownTracer(options) {
+  const tracer = options?.tracer
+  if (tracer === undefined || tracer === null || typeof tracer !== 'object') return undefined
+  const startSpan = guarded.read(tracer, 'startSpan')
+  return startSpan.ok && typeof startSpan.value === 'function' ? { tracer, startSpan: startSpan.value } : undefined
+}
+
+/**
+ * Runs `fn(span)` inside a span named `name` of `tracer`, child of the active context, with that
+ * span active (so that a run traced inside it becomes its child); ends the span when `fn`'s
+ * promise settles, with an error status when it rejects. A span that cannot be made or does not
+ * record costs nothing more: `fn` gets `undefined` then. The span is host code, reached only
+ * through `GuardedSpan`: what it throws never changes `fn`'s outcome.
+ * @param {Tracer} tracer
+ */
+async function tracedSection(tracer, name, attributes, fn) {
+  const otel = otelApi()
+  const parent = otel ? guarded.attempt(() => otel.context.active(), otel.ROOT_CONTEXT) : undefined
+  const span = startSpan(tracer, name, { kind: SPAN_KIND_INTERNAL, attributes }, parent)
+  if (span === undefined) return fn(undefined)
+  if (!span.isRecording()) {
+    span.end()
+    return fn(undefined)
+  }
+  const inner =
+    otel && parent !== undefined ? guarded.attempt(() => otel.trace.setSpan(parent, span.raw), undefined) : undefined
+  try {
+    // `fn` runs once: inside the span's context, or (a context manager that throws before
+    // calling it) outside it.
+    let entered = false
+    const inside = () => {
+      entered = true
+      return fn(span)
+    }
+    let result
+    if (inner !== undefined) {
+      try {
+        result = otel.context.with(inner, inside)
+      } catch (error) {
+        if (entered) throw error
+      }
+    }
+    if (!entered) result = inside()
+    return await result
+  } catch (error) {
+    fail(span, error)
+    throw error
+  } finally {
+    span.end()
+  }
+}
+
+module.exports = { capturesToolContent, ownTracer, tracerOf, tracedRun, tracedSection }

@@ -158,7 +158,7 @@ try {
   })
 
   section(`using ${NAME} from ${app}`)
-  const EXPORTS = ['CODE_AGENT_EXAMPLES', 'CODE_AGENT_SYSTEM_PROMPT', 'ExecutorError', 'SESExecutor', 'codeAgentSetup', 'createRunJavaScriptTool', 'enginePoolStats', 'prepareProgram', 'renderToolsPrompt', 'setEngineThreads', 'validateCode']
+  const EXPORTS = ['CODE_AGENT_EXAMPLES', 'CODE_AGENT_SYSTEM_PROMPT', 'ExecutorError', 'FileStore', 'MemoryStore', 'SESExecutor', 'SessionError', 'SessionPool', 'codeAgentSetup', 'createRunJavaScriptTool', 'enginePoolStats', 'prepareProgram', 'renderToolsPrompt', 'setEngineThreads', 'validateCode']
   check('require() of the package and of ./workspace-tools', () => {
     const out = json(node(app, ['cjs.cjs']))
     for (const name of EXPORTS) if (!out.exports.includes(name)) throw new Error(`no export ${name}: ${out.exports}`)
@@ -168,6 +168,13 @@ try {
     const out = json(node(app, ['esm.mjs']))
     equal(out.exports, [...EXPORTS, 'default'].sort())
     equal(out.tools, 'function')
+  })
+  check('./bullmq without its optional peers (bullmq, ioredis) fails naming them; the main entry does not need them', () => {
+    const probe = `try { require('${NAME}/bullmq'); console.log('loaded') } catch (e) { console.log(e.message) }`
+    const message = run(process.execPath, ['-e', probe], app).stdout.trim()
+    if (!message.includes('needs the packages bullmq and ioredis')) throw new Error(message)
+    const pool = run(process.execPath, ['-e', `const { SessionPool, MemoryStore } = require('${NAME}'); new SessionPool({ maxLive: 1, store: new MemoryStore() }).run('s', '6 * 7').then((o) => console.log(o.output))`], app)
+    equal(pool.stdout.trim(), '42')
   })
   check('a run with a sync and an async tool ends in final_answer', () => {
     const { output, logs, is_final_answer, state } = json(node(app, ['run.mjs']))

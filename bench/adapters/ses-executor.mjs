@@ -14,13 +14,15 @@ export const peer = {
 }
 
 let SESExecutor
+let SessionPool
+let MemoryStore
 
 export function version() {
   return require('../../package.json').version
 }
 
 export async function setup() {
-  ;({ SESExecutor } = require('../../index.js'))
+  ;({ SESExecutor, SessionPool, MemoryStore } = require('../../index.js'))
 }
 
 export async function create({ tools, timeoutMs }) {
@@ -66,6 +68,32 @@ async function wrap(executor, tools) {
       return { cpuMs: result.stats.cpuTimeMs }
     },
     dispose: () => executor.cleanup(),
+  }
+}
+
+/**
+ * W15: a session pool over an in-memory store, whose steps are W9's (`sendVariables` + `run`)
+ * on the session named.
+ */
+export async function sessionPool({ tools, timeoutMs, maxLive, spare }) {
+  const store = new MemoryStore({ compress: true })
+  const pool = new SessionPool({
+    maxLive,
+    spare,
+    store,
+    tools: Object.fromEntries(Object.entries(tools).map(([k, t]) => [k, t.fn])),
+    executorOptions: { maxOperations: 2 ** 40, timeoutMs },
+  })
+  return {
+    async agentStep(sessionId, variables, code) {
+      await pool.sendVariables(sessionId, variables)
+      const result = await pool.run(sessionId, code)
+      return { answer: result.is_final_answer ? result.output : undefined, logs: result.logs }
+    },
+    isLive: (sessionId) => pool.isLive(sessionId),
+    stats: () => pool.stats(),
+    storeSize: () => store.size,
+    dispose: () => pool.close(),
   }
 }
 
