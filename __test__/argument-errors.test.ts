@@ -54,6 +54,15 @@ const throwingGetter = (key: string) =>
     },
   })
 
+function errorOfSync(call: () => unknown): unknown {
+  try {
+    call()
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected a throw')
+}
+
 describe('argument errors go through one path with the documented types', () => {
   it('every export of the package has a row below', () => {
     const covered = [
@@ -73,6 +82,8 @@ describe('argument errors go through one path with the documented types', () => 
       'MemoryStore',
       'FileStore',
       'SessionError',
+      'pauseRun',
+      'PauseRequest',
       // The platform the binding was loaded for: a string, no function.
       '__napiBindingTarget',
     ]
@@ -218,6 +229,21 @@ describe('argument errors go through one path with the documented types', () => 
     for (const args of [5, null, [], '[]', { code: 5 }, throwingGetter('code')]) {
       expect(await tool.execute(args as never)).toMatchObject({ ok: false, error: { code: 'ERR_VALIDATION_FAILED' } })
     }
+  })
+
+  it('pauseRun takes any value that crosses (or none), and throws an ExecutorError naming a reason that cannot; PauseRequest is made only by pauseRun', () => {
+    const { pauseRun, PauseRequest, ExecutorError } = require('../index.js')
+    for (const reason of [undefined, null, 'approve?', 42, { nested: [1] }]) {
+      expect(pauseRun(reason)).toBeInstanceOf(PauseRequest)
+    }
+    expect(pauseRun()).toBeInstanceOf(PauseRequest)
+    for (const reason of [Symbol('s'), () => 1]) {
+      const error = errorOfSync(() => pauseRun(reason))
+      expect(error).toBeInstanceOf(ExecutorError)
+      expect((error as { code: string }).code).toBe('ERR_VALIDATION_FAILED')
+      expect((error as Error).message).toContain('pauseRun(reason)')
+    }
+    expect(() => new PauseRequest()).toThrow(Error)
   })
 
   it('createWorkspaceTools (workspace-tools entry) rejects a root that is not a directory path with a TypeError', async () => {
