@@ -158,7 +158,7 @@ try {
   })
 
   section(`using ${NAME} from ${app}`)
-  const EXPORTS = ['CODE_AGENT_EXAMPLES', 'CODE_AGENT_SYSTEM_PROMPT', 'ExecutorError', 'FileStore', 'MemoryStore', 'SESExecutor', 'SessionError', 'SessionPool', 'codeAgentSetup', 'createRunJavaScriptTool', 'enginePoolStats', 'prepareProgram', 'renderToolsPrompt', 'setEngineThreads', 'validateCode']
+  const EXPORTS = ['CODE_AGENT_EXAMPLES', 'CODE_AGENT_SYSTEM_PROMPT', 'ExecutorError', 'FileStore', 'MemoryStore', 'PauseRequest', 'SESExecutor', 'SessionError', 'SessionPool', 'codeAgentSetup', 'createRunJavaScriptTool', 'enginePoolStats', 'pauseRun', 'prepareProgram', 'renderToolsPrompt', 'setEngineThreads', 'validateCode']
   check('require() of the package and of ./workspace-tools', () => {
     const out = json(node(app, ['cjs.cjs']))
     for (const name of EXPORTS) if (!out.exports.includes(name)) throw new Error(`no export ${name}: ${out.exports}`)
