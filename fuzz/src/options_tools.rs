@@ -95,6 +95,7 @@ pub struct ArbOptions {
     max_canvas_size: Option<ArbNumber>,
     timers: Option<bool>,
     trace: Option<bool>,
+    capture_tool_content: Option<bool>,
     max_trace_bytes: Option<ArbNumber>,
     run_concurrency: Option<String>,
     authorized_imports: Option<Vec<String>>,
@@ -119,6 +120,7 @@ impl ArbOptions {
             timers: self.timers,
             trace: self.trace,
             max_trace_bytes: number(&self.max_trace_bytes),
+            capture_tool_content: self.capture_tool_content,
         }
     }
 }
