@@ -9,37 +9,21 @@
 
 use rquickjs::{Context, Runtime};
 
+use super::intrinsics::GROUPS;
 use crate::engine::quickjs::reflect::new_context;
 use crate::engine::testing::{engine_with, run_on, FakeHost};
 use crate::engine::*;
 
-/// Every global of a lazily made group.
-const LAZY_GLOBALS: [&str; 24] = [
-    "Date",
-    "Map",
-    "Set",
-    "WeakMap",
-    "WeakSet",
-    "ArrayBuffer",
-    "SharedArrayBuffer",
-    "Uint8ClampedArray",
-    "Int8Array",
-    "Uint8Array",
-    "Int16Array",
-    "Uint16Array",
-    "Int32Array",
-    "Uint32Array",
-    "BigInt64Array",
-    "BigUint64Array",
-    "Float16Array",
-    "Float32Array",
-    "Float64Array",
-    "DataView",
-    "Atomics",
-    "WeakRef",
-    "FinalizationRegistry",
-    "DOMException",
-];
+/// Every global of a lazily made group, in the groups' order (`intrinsics::GROUPS`).
+fn lazy_globals() -> impl Iterator<Item = &'static str> {
+    GROUPS.iter().flat_map(|(_, names)| names.iter().copied())
+}
+
+/// The lazy globals as a JavaScript array literal.
+fn lazy_globals_literal() -> String {
+    let names: Vec<String> = lazy_globals().map(|name| format!("'{name}'")).collect();
+    format!("[{}]", names.join(", "))
+}
 
 /// What sandbox code does from inside a trap, to a context that runs traps while it makes a
 /// group: counts the call, deletes and redefines every lazy global, asks for other groups,
@@ -158,15 +142,11 @@ JSON.stringify(report)
 
 /// The program of `tamper` for `target`: what sets the realm up, then the first use.
 fn program(tamper: &str, target: &str) -> (String, String) {
-    let names = format!(
-        "[{}]",
-        LAZY_GLOBALS.map(|name| format!("'{name}'")).join(", ")
-    );
+    let names = lazy_globals_literal();
     // Global lexical bindings (the program is global script), which shadow the global
     // object's properties; `eval` reads them.
-    let shadow = LAZY_GLOBALS
-        .iter()
-        .filter(|name| **name != target)
+    let shadow = lazy_globals()
+        .filter(|name| *name != target)
         .map(|name| format!("let {name} = 'lexical';"))
         .collect::<String>();
     let fill = |code: &str| code.replace("NAMES", &names).replace("TARGET", target);
@@ -188,7 +168,7 @@ fn evaluate(context: &Context, code: &str) -> String {
 fn making_a_lazy_group_runs_no_sandbox_code_however_the_realm_was_changed() {
     let mut failures = Vec::new();
     for (tamper, code) in TAMPERS {
-        for target in LAZY_GLOBALS {
+        for target in lazy_globals() {
             let (setup, first_use) = program(code, target);
             let code = format!("{setup}\n{first_use}");
             let eager = evaluate(&Context::full(&Runtime::new().unwrap()).unwrap(), &code);
@@ -302,13 +282,7 @@ fn variables_copied_in_make_their_groups_without_reading_the_sandbox_changes() {
          for (const name of NAMES) delete globalThis[name]; armed = true; 'tampered'",
         HARM
     )
-    .replace(
-        "NAMES",
-        &format!(
-            "[{}]",
-            LAZY_GLOBALS.map(|name| format!("'{name}'")).join(", ")
-        ),
-    );
+    .replace("NAMES", &lazy_globals_literal());
     let report = run_on(&engine, &tamper, &Options::default());
     assert_eq!(
         report.result.map(|completion| completion.output),

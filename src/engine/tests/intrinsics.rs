@@ -17,7 +17,7 @@ const CLASS_WEAK_REF: u32 = 62;
 const CLASS_DOM_EXCEPTION: u32 = 64;
 
 /// One class of each lazily made group, with the group's globals.
-const GROUPS: [(u32, &[&str]); 5] = [
+pub(super) const GROUPS: [(u32, &[&str]); 5] = [
     (CLASS_DATE, &["Date"]),
     (CLASS_MAP, &["Map", "Set", "WeakMap", "WeakSet"]),
     (
