@@ -83,6 +83,17 @@ struct SliceState {
     waiting: Cell<Option<&'static AtomicUsize>>,
 }
 
+impl SliceState {
+    /// The CPU time the calling thread has used since the slice began, when it was measured
+    /// (see [`SliceState::cpu_started`]).
+    fn cpu_used(&self) -> Option<Duration> {
+        self.cpu_started
+            .get()
+            .zip(thread_cpu_time())
+            .map(|(started, now)| now.saturating_sub(started))
+    }
+}
+
 thread_local! {
     /// The slice of the coroutine this pool thread is running; null when none (a job served on
     /// the thread's own stack, or a thread that is not the pool's).
@@ -205,12 +216,7 @@ pub(crate) fn resume(mut task: Task, waiting: &'static AtomicUsize) -> Turn {
     let result = coroutine.resume(());
     CURRENT.set(outer);
     // Read on this thread, which ran the whole turn.
-    let cpu = task
-        .state
-        .cpu_started
-        .get()
-        .zip(thread_cpu_time())
-        .map(|(started, now)| now.saturating_sub(started));
+    let cpu = task.state.cpu_used();
     let ran = match result {
         CoroutineResult::Yield(()) => Ran::Suspended(task),
         CoroutineResult::Return(()) => {
@@ -252,12 +258,10 @@ pub(crate) fn yield_if_due(deadline: Option<Instant>) -> Duration {
     // The wall clock is only a cheap first test (CPU time never runs ahead of it): a run the
     // kernel preempted for a slice's length has not had its turn, and giving its thread up now
     // would put it behind every waiting job (a trivial run would wait a whole round).
-    let computed = slice
-        .cpu_started
-        .get()
-        .zip(thread_cpu_time())
-        .map(|(started, now)| now.saturating_sub(started));
-    if computed.is_some_and(|computed| computed < self::slice()) {
+    if slice
+        .cpu_used()
+        .is_some_and(|computed| computed < self::slice())
+    {
         return Duration::ZERO;
     }
     let yielder = slice.yielder.get();
