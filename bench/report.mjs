@@ -360,10 +360,11 @@ function w15Section(peers) {
       'reading the store (inflate), and restoring (`SESExecutor.restore`, which replays the ' +
       "session's journal, and `sendTools`); the rest of the step is the W9 step itself. The last " +
       "column splits a miss (means): `snapshot()` + the store's save (deflate) + cleanup, the " +
-      "store's read (inflate), `SESExecutor.restore` + `sendTools`.",
+      "store's read (inflate), `SESExecutor.restore` + `sendTools`. RSS after the steps is read " +
+      'at once and again at rest (6 s later: the engine returns freed heap pages to the system once frees pause).',
     '',
     table(
-      ['peer', 'sessions', 'live (spare)', 'RSS before', 'RSS held', 'store / session', 'snapshot / session', 'fill', 'hibernated step p50 / p95 / p99', 'live step p50 / p99', 'miss: snapshot + save + cleanup; read; restore + tools'],
+      ['peer', 'sessions', 'live (spare)', 'RSS before', 'RSS held', 'RSS after the steps / at rest', 'store / session', 'snapshot / session', 'fill', 'hibernated step p50 / p95 / p99', 'live step p50 / p99', 'miss: snapshot + save + cleanup; read; restore + tools'],
       measured.map((p) => {
         const w = p.workloads.W15
         return [
@@ -372,6 +373,7 @@ function w15Section(peers) {
           w.spare === undefined ? num(w.maxLive) : `${num(w.maxLive)} (${num(w.spare)})`,
           quantity(w.startMiB, 'MiB'),
           quantity(w.heldMiB, 'MiB'),
+          w.restMiB === undefined ? quantity(w.endMiB, 'MiB') : `${quantity(w.endMiB, 'MiB')} / ${quantity(w.restMiB, 'MiB')}`,
           `${num(w.storeBytesPerSession)} B`,
           `${num(w.snapshotBytesPerSession)} B`,
           quantity(w.fillMs, 'ms'),

@@ -75,7 +75,14 @@ pub enum Slot {
 pub enum Key {
     String(String),
     Symbol(u32),
+    /// An array index up to [`MAX_INDEX_KEY`], which QuickJS keeps as a number, not a string:
+    /// kept as one here too, so that an array's elements are neither printed nor parsed.
+    Index(u32),
 }
+
+/// The largest index a [`Key::Index`] holds (QuickJS's largest integer atom); larger indices
+/// are [`Key::String`]s.
+pub const MAX_INDEX_KEY: u32 = (1 << 31) - 1;
 
 /// Property attributes (the bits of QuickJS's `JS_PROP_*` flags this image keeps).
 pub mod attributes {

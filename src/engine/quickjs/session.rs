@@ -147,6 +147,21 @@ impl<'js> Atom<'js> {
         })
     }
 
+    /// The atom of array index `index` (a number QuickJS tags in the atom itself up to
+    /// 2^31 - 1); `None` when it cannot be made (no memory, for a larger index).
+    pub(in crate::engine) fn of_index(ctx: &Ctx<'js>, index: u32) -> Option<Self> {
+        // SAFETY: a live context; the result is a new atom reference (or JS_ATOM_NULL).
+        let raw = unsafe { qjs::JS_NewAtomUInt32(ctx.as_raw().as_ptr(), index) };
+        if raw == 0 {
+            let _ = ctx.catch();
+            return None;
+        }
+        Some(Self {
+            ctx: ctx.clone(),
+            raw,
+        })
+    }
+
     /// An atom borrowed from QuickJS, taken as a reference of its own.
     fn duplicate(ctx: &Ctx<'js>, raw: qjs::JSAtom) -> Self {
         // SAFETY: `raw` is a live atom of this runtime.
@@ -180,6 +195,11 @@ impl<'js> Atom<'js> {
     /// Whether the key is an array index (QuickJS tags those in the atom itself).
     pub(in crate::engine) fn is_index(&self) -> bool {
         self.raw & reflect::ATOM_TAG_INT != 0
+    }
+
+    /// The array index the key is, when QuickJS tags it in the atom (up to 2^31 - 1).
+    pub(in crate::engine) fn index(&self) -> Option<u32> {
+        self.is_index().then_some(self.raw & !reflect::ATOM_TAG_INT)
     }
 
     /// The atom's number: equal for the same key (the same symbol) while both are alive.

@@ -16,7 +16,7 @@ use std::collections::{HashMap, VecDeque};
 
 use rquickjs::{Ctx, Value};
 
-use crate::engine::quickjs::reflect::{self, class_id, Reflect};
+use crate::engine::quickjs::reflect::{self, class_id, Chars, Reflect};
 pub(in crate::engine) use crate::engine::quickjs::session::address;
 use crate::engine::quickjs::session::{self as raw, Atom, ACCESSOR};
 
@@ -113,9 +113,36 @@ pub(in crate::engine) fn name_of<'js>(ctx: &Ctx<'js>, atom: &Atom<'js>) -> Optio
     }
 }
 
+/// Whether the key `atom` is `name`: [`name_of`] without making the name (a checkpoint compares
+/// every property of every built-in).
+fn name_is<'js>(ctx: &Ctx<'js>, atom: &Atom<'js>, name: &Name) -> bool {
+    let Some(key) = atom.key() else {
+        return false;
+    };
+    match name {
+        Name::String(expected) if !key.is_symbol() => {
+            reflect::with_chars(ctx, &key, |chars| match chars {
+                Chars::Latin1(bytes) if bytes.is_ascii() => bytes == expected.as_bytes(),
+                Chars::Latin1(bytes) => bytes.iter().map(|&b| char::from(b)).eq(expected.chars()),
+                // A lone surrogate equals no unit of a Rust string's UTF-16.
+                Chars::Utf16(units) => units.iter().copied().eq(expected.encode_utf16()),
+            })
+            .unwrap_or(false)
+        }
+        Name::Symbol(_) if key.is_symbol() => name_of(ctx, atom).as_ref() == Some(name),
+        _ => false,
+    }
+}
+
 /// A string value exactly (`None` for a lone surrogate, which UTF-8 cannot hold).
 pub(in crate::engine) fn exact_string<'js>(ctx: &Ctx<'js>, value: &Value<'js>) -> Option<String> {
-    String::from_utf16(&reflect::js_string_units(ctx, value)?).ok()
+    reflect::with_chars(ctx, value, |chars| match chars {
+        // ASCII is its own UTF-8: copied as it is, without a detour through UTF-16.
+        Chars::Latin1(bytes) if bytes.is_ascii() => std::str::from_utf8(bytes).ok().map(Into::into),
+        Chars::Latin1(bytes) => Some(bytes.iter().map(|&byte| char::from(byte)).collect()),
+        Chars::Utf16(units) => String::from_utf16(units).ok(),
+    })
+    .flatten()
 }
 
 fn number_bits(number: f64) -> u64 {
@@ -287,7 +314,7 @@ impl Builtins {
                 let Some(slot) = slots.next() else {
                     return differs("the presence");
                 };
-                if name_of(ctx, &slot.atom).as_ref() != Some(&prop.name) {
+                if !name_is(ctx, &slot.atom, &prop.name) {
                     return differs("the name");
                 }
                 // Still to be made: nothing has touched it, and made it will be a fresh
@@ -307,7 +334,7 @@ impl Builtins {
                     (own.value, Value::new_undefined(ctx.clone()))
                 };
                 // The clock origin is each context's own (a restore gives it back).
-                let clock = prop.name == Name::String("timeOrigin".into());
+                let clock = matches!(&prop.name, Name::String(name) if name == "timeOrigin");
                 for (known, value) in [(&prop.value, value), (&prop.setter, setter)] {
                     match known {
                         Known::Node(node) => expect(&mut matched, *node, value)?,

@@ -271,6 +271,9 @@ impl<'a, 'js> Capture<'a, 'js> {
     }
 
     fn key(&mut self, atom: &Atom<'js>) -> Result<Key, String> {
+        if let Some(index) = atom.index() {
+            return Ok(Key::Index(index));
+        }
         let key = atom.key().ok_or("no memory")?;
         if key.is_symbol() {
             Ok(Key::Symbol(self.symbol(&key)?))
@@ -790,16 +793,22 @@ fn define_all<'js>(
 ) -> Result<(), String> {
     let undefined = Value::new_undefined(ctx.clone());
     for property in properties {
-        let key = match &property.key {
-            Key::String(name) => rquickjs::String::from_str(ctx.clone(), name)
-                .map_err(|_| "no memory")?
-                .into_value(),
-            Key::Symbol(number) => symbols
-                .get(*number as usize)
-                .cloned()
-                .ok_or("a key names no symbol of the image")?,
-        };
-        let atom = Atom::of(ctx, &key).ok_or("no memory")?;
+        let atom = match &property.key {
+            Key::String(name) => Atom::of(
+                ctx,
+                &rquickjs::String::from_str(ctx.clone(), name)
+                    .map_err(|_| "no memory")?
+                    .into_value(),
+            ),
+            Key::Symbol(number) => Atom::of(
+                ctx,
+                symbols
+                    .get(*number as usize)
+                    .ok_or("a key names no symbol of the image")?,
+            ),
+            Key::Index(index) => Atom::of_index(ctx, *index),
+        }
+        .ok_or("no memory")?;
         let defined = match &property.value {
             PropertyValue::Data(slot) => {
                 let value = value_of(ctx, builtins, found, symbols, objects, slot)?;
@@ -860,7 +869,12 @@ fn value_of<'js>(
         // A float always: a whole number would become an int, and -0 lose its sign.
         Slot::Number(number) => Ok(Value::new_float(ctx.clone(), *number)),
         Slot::BigInt(digits) => copied(Copy::BigInt(digits.clone())),
-        Slot::String(text) => copied(Copy::String(text.clone())),
+        Slot::String(text) => rquickjs::String::from_str(ctx.clone(), text)
+            .map(|string| string.into_value())
+            .map_err(|_| {
+                let _ = ctx.catch();
+                "no memory".to_owned()
+            }),
         Slot::Symbol(number) => symbols
             .get(*number as usize)
             .cloned()

@@ -566,6 +566,10 @@ impl Writer {
                     self.u8(0);
                     self.str(name);
                 }
+                image::Key::Index(index) => {
+                    self.u8(2);
+                    self.varint(u64::from(*index));
+                }
                 image::Key::Symbol(index) => {
                     self.u8(1);
                     self.varint(u64::from(*index));
@@ -1245,6 +1249,10 @@ impl Reader<'_> {
             let key = match self.u8("a property key")? {
                 0 => image::Key::String(self.string("a property name")?),
                 1 => image::Key::Symbol(self.u32("a symbol key")?),
+                2 => match self.u32("an index key")? {
+                    index @ 0..=image::MAX_INDEX_KEY => image::Key::Index(index),
+                    index => return Err(self.malformed(format!("{index} is past the index keys"))),
+                },
                 other => return Err(self.malformed(format!("{other} is not a property key"))),
             };
             let attributes = self.u8("a property's attributes")?;

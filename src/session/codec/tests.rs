@@ -67,6 +67,16 @@ pub(crate) fn sample() -> Session {
                         attributes: attributes::CONFIGURABLE,
                         value: PropertyValue::Accessor(Slot::Intrinsic(9), Slot::Undefined),
                     },
+                    Property {
+                        key: image::Key::Index(0),
+                        attributes: attributes::ALL,
+                        value: PropertyValue::Data(Slot::String("zero".into())),
+                    },
+                    Property {
+                        key: image::Key::Index(image::MAX_INDEX_KEY),
+                        attributes: attributes::ENUMERABLE,
+                        value: PropertyValue::Data(Slot::Number(1.0)),
+                    },
                 ],
             },
             Node {
@@ -309,4 +319,36 @@ fn unknown_tags_overlong_numbers_bad_text_and_trailing_bytes_are_malformed() {
         reader.string("s"),
         Err(CodecError::Malformed { .. })
     ));
+}
+
+#[test]
+fn an_index_key_past_the_integer_atoms_is_malformed() {
+    // One property: an index key of 2^31 (tag 2, varint 0x80 0x80 0x80 0x80 0x08).
+    let mut reader = Reader {
+        bytes: &[1, 2, 0x80, 0x80, 0x80, 0x80, 0x08],
+        at: 0,
+    };
+    assert!(matches!(
+        reader.properties(),
+        Err(CodecError::Malformed { .. })
+    ));
+    let mut reader = Reader {
+        bytes: &[
+            1,
+            2,
+            0xff,
+            0xff,
+            0xff,
+            0xff,
+            0x07,
+            attributes::ALL,
+            0,
+            tag::NULL,
+        ],
+        at: 0,
+    };
+    assert_eq!(
+        reader.properties().unwrap()[0].key,
+        image::Key::Index(image::MAX_INDEX_KEY)
+    );
 }

@@ -22,8 +22,8 @@ use super::codec::{self, CodecError};
 use super::{Journal, Session, Terms};
 
 const MAGIC: &[u8; 8] = b"SESSNAP\0";
-/// The layout written here and in `codec.rs`.
-pub const FORMAT_VERSION: u16 = 1;
+/// The layout written here and in `codec.rs` (2: index keys of their own).
+pub const FORMAT_VERSION: u16 = 2;
 const SIGNED: u8 = 1;
 const CHECKSUM_BYTES: usize = 4;
 const HMAC_BYTES: usize = 32;

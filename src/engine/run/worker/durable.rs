@@ -180,7 +180,6 @@ impl Worker {
     ) -> Result<Vec<u8>, EngineError> {
         if self.state.tape.paused_call().is_none() {
             // A state no image can hold stays with its journal.
-            // A state no image can hold stays with its journal.
             if let Ok(image) = self.checkpoint() {
                 self.state.tape.rebase(Origin::Checkpoint(Arc::new(image)));
             }

@@ -515,6 +515,7 @@ const DATA: &str = "
     const floats = new Float64Array(2); floats[0] = -0; new Uint8Array(floats.buffer).set([1, 0, 0, 0, 0, 0, 248, 127], 8); floats.label = 'two';
     const failure = new TypeError('bad'); failure.code = 7;
     const boxed = [Object(1n), new String('s'), Object(own)];
+    const indexed = { b: 1, 2147483648: 'past', 2147483647: 'last', 0: 'zero', '01': 'padded', 4294967295: 'top' };
     let later; const answer = 42n ** 3n;
     var counter = 3;
     try { pending } catch {} let pending = undefined; globalThis.direct = { proto: Object.getPrototypeOf([]) };";
@@ -530,6 +531,7 @@ const DATA_PROBE: &str = "[
     Object.is(floats[0], -0), [...new Uint8Array(floats.buffer)].join(), floats.label,
     failure instanceof TypeError, failure.message, failure.code, Object.prototype.toString.call(failure),
     typeof boxed[0], boxed[0] + 1n, boxed[1].length, typeof boxed[2].valueOf(),
+    Reflect.ownKeys(indexed).join(), indexed[2147483647], indexed[2147483648],
     later, String(answer), counter, pending, direct.proto === Array.prototype,
     Object.keys(globalThis).includes('counter')
 ]";
@@ -549,6 +551,35 @@ fn a_state_of_data_is_checkpointed_and_restores_from_the_image_alone() {
     // The session goes on from the checkpoint: its journal holds only what came after.
     output(run_on(&original, "counter += 1", &options));
     assert_eq!(checkpointed(&snapshot(&original)), (true, 0));
+}
+
+#[test]
+fn array_elements_are_kept_as_index_keys_not_as_decimal_strings() {
+    use crate::session::image::{Key, Kind, MAX_INDEX_KEY};
+    let options = Options::default();
+    let original = engine_with(FakeHost::default(), &options);
+    output(run_on(
+        &original,
+        "const list = ['a', 'b']; list[2147483648] = 'past'",
+        &options,
+    ));
+    let session = seal::open(&snapshot(&original), None).unwrap();
+    let crate::session::Origin::Checkpoint(image) = &session.journal.origin else {
+        panic!("not checkpointed");
+    };
+    let array = image
+        .nodes
+        .iter()
+        .find(|node| matches!(node.kind, Kind::Array))
+        .unwrap();
+    let keys: Vec<&Key> = array
+        .properties
+        .iter()
+        .map(|property| &property.key)
+        .collect();
+    assert_eq!(keys[..2], [&Key::Index(0), &Key::Index(1)]);
+    // Past QuickJS's integer atoms, an index is a string key, as the engine keeps it.
+    assert!(keys.contains(&&Key::String((u64::from(MAX_INDEX_KEY) + 1).to_string())));
 }
 
 #[test]
