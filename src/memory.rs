@@ -40,6 +40,10 @@ pub struct MemoryAccount {
     /// Told of every refused charge (a session's record: whether one fits depends on what the
     /// heap holds, which a restore does not repeat).
     on_refused: RefCell<Option<Rc<dyn Fn()>>>,
+    /// Frees what the engine keeps only in case it is asked for later (a session's journal)
+    /// when a block or a charge would not fit otherwise; given the bytes missing, it frees
+    /// nothing unless it can free that much.
+    evict: RefCell<Option<Rc<dyn Fn(usize)>>>,
 }
 
 /// A refused charge or allocation.
@@ -73,6 +77,7 @@ impl MemoryAccount {
             reclaim: RefCell::new(None),
             reclaiming: Cell::new(false),
             on_refused: RefCell::new(None),
+            evict: RefCell::new(None),
         })
     }
 
@@ -131,6 +136,21 @@ impl MemoryAccount {
         *self.on_refused.borrow_mut() = hook;
     }
 
+    /// Sets the hook that frees what is kept only in case (see the field); the engine clears
+    /// it before what it points into goes.
+    pub fn set_evict(&self, hook: Option<Rc<dyn Fn(usize)>>) {
+        *self.evict.borrow_mut() = hook;
+    }
+
+    /// Asks the evict hook to free `missing` bytes.
+    fn evict(&self, missing: usize) {
+        // Cloned out, so that the hook may clear or replace itself.
+        let hook = self.evict.borrow().clone();
+        if let Some(hook) = hook {
+            hook(missing);
+        }
+    }
+
     /// Runs the reclaim hook once, unless it is running already (a charge made by what it
     /// frees, or by a finalizer, does not start it again).
     fn reclaim(&self) {
@@ -163,6 +183,9 @@ impl MemoryAccount {
     fn take(&self, bytes: usize) -> Result<(), OverLimit> {
         if bytes > self.chargeable() {
             self.reclaim();
+        }
+        if bytes > self.chargeable() {
+            self.evict(bytes - self.chargeable());
         }
         let available = self.chargeable();
         if bytes > available {
@@ -206,9 +229,13 @@ impl MemoryAccount {
         }
     }
 
-    /// Whether the allocator may take a block of `bytes` more (no reclaiming: the allocator is
-    /// called from inside QuickJS, where the collector must not run).
+    /// Whether the allocator may take a block of `bytes` more, after the evict hook freed what
+    /// it could (no reclaiming: the allocator is called from inside QuickJS, where the collector
+    /// must not run; the evict hook frees only the engine's own memory).
     pub fn allows_allocation(&self, bytes: usize) -> bool {
+        if bytes > self.available() {
+            self.evict(bytes - self.available());
+        }
         bytes <= self.available()
     }
 
@@ -341,6 +368,39 @@ mod tests {
         account.freed_block(150);
         drop(charge);
         account.freed_block(700);
+        assert_eq!(account.held(), 0);
+    }
+
+    #[test]
+    fn what_is_kept_in_case_gives_way_to_allocations_and_charges_that_need_its_room() {
+        let account = MemoryAccount::new(1000);
+        let kept = Rc::new(RefCell::new(Some(account.charge(500).unwrap())));
+        let asked = Rc::new(RefCell::new(Vec::new()));
+        let hook: Rc<dyn Fn(usize)> = {
+            let (kept, asked) = (Rc::clone(&kept), Rc::clone(&asked));
+            Rc::new(move |missing| {
+                asked.borrow_mut().push(missing);
+                let frees = kept.borrow().as_ref().map_or(0, Charge::bytes);
+                // Nothing is given up when it would not be enough.
+                if frees >= missing {
+                    kept.borrow_mut().take();
+                }
+            })
+        };
+        account.set_evict(Some(hook));
+        account.allocated_block(400);
+        assert!(
+            !account.allows_allocation(700),
+            "more than the kept bytes could free"
+        );
+        assert!(kept.borrow().is_some());
+        assert!(account.allows_allocation(300));
+        assert!(kept.borrow().is_none());
+        assert_eq!(*asked.borrow(), [600, 200]);
+        // With nothing kept, a charge that does not fit is refused as before.
+        assert!(account.charge(600).is_err());
+        account.set_evict(None);
+        account.freed_block(400);
         assert_eq!(account.held(), 0);
     }
 

@@ -118,6 +118,7 @@ impl Drop for Worker {
         // The reclaim hook points into the runtime, which goes with the fields below.
         self.memory.set_reclaim(None);
         self.memory.set_on_refused(None);
+        self.memory.set_evict(None);
         // The hook points into the run state, which goes before the runtime.
         self.context
             .with(|ctx| quickjs_session::set_hook::<Tape>(&ctx, None));
@@ -280,6 +281,15 @@ impl Worker {
         // Whether a charge fits depends on what the heap holds, which a restore does not repeat.
         let refusals = Rc::clone(&state);
         memory.set_on_refused(Some(Rc::new(move || refusals.tape.charge_refused())));
+        // The journal is memory the process pays for the session too, and the first to go when
+        // the sandbox needs its room.
+        state.tape.charge_to(&memory);
+        let evicting = Rc::downgrade(&state);
+        memory.set_evict(Some(Rc::new(move |missing| {
+            if let Some(state) = evicting.upgrade() {
+                state.tape.give_way_for(missing);
+            }
+        })));
         let fresh = state.tape.fresh_origin();
         if let Some((random_state, _)) = fresh {
             context.with(|ctx| quickjs_session::set_random_state(&ctx, random_state));

@@ -18,6 +18,7 @@ pub(in crate::engine) mod builtins;
 pub(in crate::engine) mod checkpoint;
 
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -26,6 +27,7 @@ use tokio::sync::oneshot;
 use crate::engine::host::{Host, ToolResult};
 use crate::engine::quickjs::session::{Clock, ClockRead};
 use crate::engine::{EngineConfig, EngineError, RunReport, RunRequest};
+use crate::memory::{Charge, MemoryAccount};
 use crate::session::{Event, Journal, Origin, PausedCall, RunEnd, RunRecord, Step};
 use crate::value::Value;
 
@@ -108,6 +110,9 @@ pub(in crate::engine) struct Tape {
     diverged: RefCell<Option<String>>,
     /// Bytes held since the origin (see [`JOURNAL_BUDGET`]).
     held: Cell<usize>,
+    /// The same bytes, counted against the runtime's `memoryLimitBytes` (once the engine gave
+    /// the tape its account).
+    charge: RefCell<Option<Charge>>,
     /// Why the session can no longer be snapshotted.
     broken: RefCell<Option<String>>,
     /// The calls the run has made so far (their numbers in [`Event::Settled`]).
@@ -159,6 +164,7 @@ impl Tape {
             resumption: RefCell::new(None),
             diverged: RefCell::new(None),
             held: Cell::new(0),
+            charge: RefCell::new(None),
             broken: RefCell::new(None),
             calls: Cell::new(0),
             performance_last: Cell::new(0.0),
@@ -255,7 +261,68 @@ impl Tape {
             steps: Vec::new(),
         };
         self.held.set(0);
+        self.resize_charge(0);
         *self.broken.borrow_mut() = None;
+    }
+
+    /// Counts what the journal holds against `account` from now on. The journal gives way to
+    /// what the sandbox needs: when a block or a charge would not fit beside it, and dropping it
+    /// makes room, it is dropped and the session stops being durable (until a checkpoint).
+    /// The engine sets [`Tape::give_way_for`] as the account's evict hook.
+    pub(in crate::engine) fn charge_to(&self, account: &Rc<MemoryAccount>) {
+        let mut charge = account.empty_charge();
+        let refused = charge.resize(self.held.get()).is_err();
+        *self.charge.borrow_mut() = Some(charge);
+        if refused {
+            self.give_way();
+        }
+    }
+
+    /// The account's evict hook: drops the journal when that frees the `missing` bytes.
+    pub(in crate::engine) fn give_way_for(&self, missing: usize) {
+        if self.held.get() >= missing {
+            self.give_way();
+        }
+    }
+
+    /// Drops the journal to make room within `memoryLimitBytes`.
+    fn give_way(&self) {
+        self.unrepeatable(
+            "its journal was dropped to make room within memoryLimitBytes for what the session held",
+        );
+    }
+
+    fn resize_charge(&self, bytes: usize) {
+        // Never borrowed across a call that could come back here (the account's evict hook).
+        if let Ok(mut charge) = self.charge.try_borrow_mut() {
+            if let Some(charge) = charge.as_mut() {
+                let _ = charge.resize(bytes);
+            }
+        }
+    }
+
+    /// Frees what the journal holds once the session can no longer be snapshotted: nothing reads
+    /// it again before a checkpoint replaces it. The tools sent are kept (a checkpoint names
+    /// them). Not while a run is replayed, which reads its record.
+    fn release(&self) {
+        if self.replaying() {
+            return;
+        }
+        let tools = self.tools();
+        if let Ok(mut journal) = self.journal.try_borrow_mut() {
+            journal.steps = if tools.is_empty() {
+                Vec::new()
+            } else {
+                vec![Step::Tools(tools)]
+            };
+        }
+        if let Ok(mut run) = self.run.try_borrow_mut() {
+            if let Some(run) = run.as_mut() {
+                run.events = Vec::new();
+            }
+        }
+        self.held.set(0);
+        self.resize_charge(0);
     }
 
     /// Adds a step (tools or variables sent).
@@ -268,7 +335,8 @@ impl Tape {
                 .sum(),
             Step::Run(_) => 0,
         };
-        if self.charge(weight) {
+        // The tools sent are kept whatever the journal's state: a checkpoint names them.
+        if self.charge(weight) || matches!(step, Step::Tools(_)) {
             self.journal.borrow_mut().steps.push(step);
         }
     }
@@ -276,10 +344,13 @@ impl Tape {
     /// Marks the session as one a replay cannot repeat exactly (until a checkpoint holds its
     /// state), for `why`.
     fn unrepeatable(&self, why: &str) {
-        let mut broken = self.broken.borrow_mut();
-        if broken.is_none() {
-            *broken = Some(why.to_owned());
+        {
+            let mut broken = self.broken.borrow_mut();
+            if broken.is_none() {
+                *broken = Some(why.to_owned());
+            }
         }
+        self.release();
     }
 
     /// Counts `bytes` against the budget; false (and the session broken) past it.
@@ -289,10 +360,21 @@ impl Tape {
         }
         let held = self.held.get().saturating_add(bytes);
         if held > JOURNAL_BUDGET {
-            *self.broken.borrow_mut() = Some(format!(
+            self.unrepeatable(&format!(
                 "its journal passed {} MiB (the runs since the last checkpoint read the clock or received tool answers that much)",
                 JOURNAL_BUDGET >> 20
             ));
+            return false;
+        }
+        // What does not fit beside the sandbox's memory is not kept (nothing is evicted for it).
+        let fits = match self.charge.try_borrow_mut() {
+            Ok(mut charge) => charge.as_mut().is_none_or(|charge| {
+                charge.account().chargeable() >= bytes && charge.grow(bytes).is_ok()
+            }),
+            Err(_) => true,
+        };
+        if !fits {
+            self.give_way();
             return false;
         }
         self.held.set(held);
@@ -633,8 +715,10 @@ impl Tape {
         } else {
             run.end = Some(end);
         }
-        self.charge(EVENT_COST);
-        self.journal.borrow_mut().steps.push(Step::Run(run));
+        // A journal that can no longer be written keeps nothing more.
+        if self.charge(EVENT_COST) {
+            self.journal.borrow_mut().steps.push(Step::Run(run));
+        }
         Ok(())
     }
 }

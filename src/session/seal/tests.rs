@@ -50,7 +50,7 @@ fn each_problem_is_named() {
     flipped[middle] ^= 0x10;
     assert_eq!(problem(open(&flipped, None)), SnapshotProblem::Checksum);
     let mut other_format = bytes.clone();
-    other_format[8] = 2;
+    other_format[8] = u8::try_from(FORMAT_VERSION + 1).unwrap();
     assert_eq!(problem(open(&other_format, None)), SnapshotProblem::Version);
 }
 

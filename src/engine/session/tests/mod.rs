@@ -725,3 +725,73 @@ fn a_run_cannot_pause_in_a_session_a_replay_cannot_repeat() {
 }
 
 mod forged;
+
+/// A session that keeps a function (so no checkpoint) and received `answers` tool answers of
+/// 1 MiB each, under an 8 MiB limit.
+fn holding_answers(answers: usize) -> (Engine, Options) {
+    let options = Options {
+        memory_limit_bytes: 8 << 20,
+        ..Options::default()
+    };
+    let host = FakeHost::default().with("page", sync(|_| Ok(Value::String("x".repeat(1 << 20)))));
+    let engine = engine_with(host, &options);
+    output(run_on(&engine, "function keep() {}", &options));
+    for _ in 0..answers {
+        output(run_on(&engine, "page().length", &options));
+    }
+    (engine, options)
+}
+
+#[test]
+fn the_journal_counts_against_memory_limit_bytes() {
+    let (engine, options) = holding_answers(3);
+    let report = run_on(&engine, "1", &options);
+    let peak = report.stats.peak_heap_bytes;
+    assert!(
+        peak > 3 << 20,
+        "a trivial run's peak counts the journal: {peak}"
+    );
+    // Still durable: the journal holds the answers.
+    assert!(engine.snapshot(None).blocking_recv().unwrap().is_ok());
+}
+
+#[test]
+fn the_journal_gives_way_to_what_the_sandbox_needs_and_the_session_says_why() {
+    let (engine, options) = holding_answers(4);
+    // 5 MiB beside a 4 MiB journal passes 8 MiB: the journal goes, the run does not fail.
+    output(run_on(
+        &engine,
+        "globalThis.big = 'y'.repeat(5 << 20); big.length",
+        &options,
+    ));
+    let report = run_on(&engine, "1", &options);
+    assert!(report.stats.peak_heap_bytes < 8 << 20);
+    match engine.snapshot(None).blocking_recv().unwrap() {
+        Err(EngineError::NotDurable(why)) => {
+            assert!(why.contains("dropped to make room"), "{why}");
+        }
+        other => panic!(
+            "expected NotDurable, got {:?}",
+            other.map(|bytes| bytes.len())
+        ),
+    }
+}
+
+#[test]
+fn a_journal_that_would_not_fit_is_not_kept_and_the_run_goes_on() {
+    // Two 1 MiB answers at once beside a 6 MiB string: the second cannot be kept.
+    let (engine, options) = holding_answers(0);
+    output(run_on(
+        &engine,
+        "globalThis.big = 'y'.repeat(6 << 20); [page().length, page().length]",
+        &options,
+    ));
+    assert!(matches!(
+        engine.snapshot(None).blocking_recv().unwrap(),
+        Err(EngineError::NotDurable(_))
+    ));
+    // Nothing is kept for the runs after it either, until a checkpoint.
+    output(run_on(&engine, "page().length", &options));
+    let report = run_on(&engine, "1", &options);
+    assert!(report.stats.peak_heap_bytes < 7 << 20);
+}
