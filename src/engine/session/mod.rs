@@ -715,8 +715,16 @@ impl Tape {
         } else {
             run.end = Some(end);
         }
-        // A journal that can no longer be written keeps nothing more.
-        if self.charge(EVENT_COST) {
+        // A replayed run was not charged as it went (a restore's journal counts as it is
+        // rebuilt). A journal that can no longer be written keeps nothing more.
+        let weight = if cursor.is_some() {
+            run.code.len()
+                + run.input.as_ref().map_or(0, weight)
+                + run.events.iter().map(event_weight).sum::<usize>()
+        } else {
+            0
+        };
+        if self.charge(weight + EVENT_COST) {
             self.journal.borrow_mut().steps.push(Step::Run(run));
         }
         Ok(())
@@ -742,6 +750,18 @@ fn shown(event: Option<&Event>) -> &'static str {
         Some(Event::Timer(_)) => "a timer",
         Some(Event::Paused(..)) => "the pause",
     }
+}
+
+/// What a recorded event costs in the journal's budget, as [`Tape::record`] charged it.
+fn event_weight(event: &Event) -> usize {
+    EVENT_COST
+        + match event {
+            Event::Returned(result) | Event::Settled(_, result) => result_weight(result),
+            Event::Paused(paused) => {
+                weight(&paused.reason) + paused.args.iter().map(weight).sum::<usize>()
+            }
+            Event::Clock(_) | Event::Pending | Event::Timer(_) => 0,
+        }
 }
 
 fn result_weight(result: &ToolResult) -> usize {

@@ -751,8 +751,11 @@ fn the_journal_counts_against_memory_limit_bytes() {
         peak > 3 << 20,
         "a trivial run's peak counts the journal: {peak}"
     );
-    // Still durable: the journal holds the answers.
-    assert!(engine.snapshot(None).blocking_recv().unwrap().is_ok());
+    // Still durable: the journal holds the answers, and a restore's journal counts them too.
+    let bytes = snapshot(&engine);
+    let (restored, _) = restore(bytes, &options, FakeHost::default()).unwrap();
+    let peak = run_on(&restored, "1", &options).stats.peak_heap_bytes;
+    assert!(peak > 3 << 20, "a restored journal counts too: {peak}");
 }
 
 #[test]
