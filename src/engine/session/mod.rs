@@ -193,22 +193,7 @@ impl Tape {
 
     /// The tools the session has, with the inputs last sent for each, in the order they came.
     pub(in crate::engine) fn tools(&self) -> Vec<crate::tools::ToolSpec> {
-        let journal = self.journal.borrow();
-        let mut tools: Vec<crate::tools::ToolSpec> = match &journal.origin {
-            Origin::Checkpoint(image) => image.tools.clone(),
-            Origin::Fresh { .. } => Vec::new(),
-        };
-        for step in &journal.steps {
-            if let Step::Tools(sent) = step {
-                for tool in sent {
-                    match tools.iter_mut().find(|known| known.name == tool.name) {
-                        Some(known) => known.inputs.clone_from(&tool.inputs),
-                        None => tools.push(tool.clone()),
-                    }
-                }
-            }
-        }
-        tools
+        tools_of(&self.journal.borrow())
     }
 
     /// The last value `performance.now()` gave (a checkpoint keeps it).
@@ -301,28 +286,43 @@ impl Tape {
         }
     }
 
-    /// Frees what the journal holds once the session can no longer be snapshotted: nothing reads
-    /// it again before a checkpoint replaces it. The tools sent are kept (a checkpoint names
-    /// them). Not while a run is replayed, which reads its record.
-    fn release(&self) {
+    /// Marks the session as one a replay cannot repeat exactly (until a checkpoint holds its
+    /// state), for `why`, and frees what the journal holds: nothing reads it again before a
+    /// checkpoint replaces it. The tools sent are kept (a checkpoint names them).
+    ///
+    /// Called from inside QuickJS's allocator too (the evict hook): it takes only borrows it can
+    /// have at once (none is held while QuickJS runs), and frees nothing while a run is replayed
+    /// (which reads its record).
+    fn unrepeatable(&self, why: &str) {
+        let Ok(mut broken) = self.broken.try_borrow_mut() else {
+            return;
+        };
+        if broken.is_none() {
+            *broken = Some(why.to_owned());
+        }
         if self.replaying() {
             return;
         }
-        let tools = self.tools();
-        if let Ok(mut journal) = self.journal.try_borrow_mut() {
-            journal.steps = if tools.is_empty() {
-                Vec::new()
-            } else {
-                vec![Step::Tools(tools)]
-            };
+        let (Ok(mut journal), Ok(mut run), Ok(mut charge)) = (
+            self.journal.try_borrow_mut(),
+            self.run.try_borrow_mut(),
+            self.charge.try_borrow_mut(),
+        ) else {
+            return;
+        };
+        let tools = tools_of(&journal);
+        journal.steps = if tools.is_empty() {
+            Vec::new()
+        } else {
+            vec![Step::Tools(tools)]
+        };
+        if let Some(run) = run.as_mut() {
+            run.events = Vec::new();
         }
-        if let Ok(mut run) = self.run.try_borrow_mut() {
-            if let Some(run) = run.as_mut() {
-                run.events = Vec::new();
-            }
+        if let Some(charge) = charge.as_mut() {
+            let _ = charge.resize(0);
         }
         self.held.set(0);
-        self.resize_charge(0);
     }
 
     /// Adds a step (tools or variables sent).
@@ -339,18 +339,6 @@ impl Tape {
         if self.charge(weight) || matches!(step, Step::Tools(_)) {
             self.journal.borrow_mut().steps.push(step);
         }
-    }
-
-    /// Marks the session as one a replay cannot repeat exactly (until a checkpoint holds its
-    /// state), for `why`.
-    fn unrepeatable(&self, why: &str) {
-        {
-            let mut broken = self.broken.borrow_mut();
-            if broken.is_none() {
-                *broken = Some(why.to_owned());
-            }
-        }
-        self.release();
     }
 
     /// Counts `bytes` against the budget; false (and the session broken) past it.
@@ -750,6 +738,25 @@ fn shown(event: Option<&Event>) -> &'static str {
         Some(Event::Timer(_)) => "a timer",
         Some(Event::Paused(..)) => "the pause",
     }
+}
+
+/// The tools a journal's session has, with the inputs last sent for each, in the order they came.
+fn tools_of(journal: &Journal) -> Vec<crate::tools::ToolSpec> {
+    let mut tools: Vec<crate::tools::ToolSpec> = match &journal.origin {
+        Origin::Checkpoint(image) => image.tools.clone(),
+        Origin::Fresh { .. } => Vec::new(),
+    };
+    for step in &journal.steps {
+        if let Step::Tools(sent) = step {
+            for tool in sent {
+                match tools.iter_mut().find(|known| known.name == tool.name) {
+                    Some(known) => known.inputs.clone_from(&tool.inputs),
+                    None => tools.push(tool.clone()),
+                }
+            }
+        }
+    }
+    tools
 }
 
 /// What a recorded event costs in the journal's budget, as [`Tape::record`] charged it.
