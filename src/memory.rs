@@ -24,6 +24,10 @@ use std::rc::Rc;
 /// (throwing it allocates) rather than fail at the limit on its next allocation.
 const HEADROOM: usize = 64 << 10;
 
+/// Frees what the engine keeps only in case it is asked for later, given the bytes missing
+/// ([`MemoryAccount::set_evict`]).
+pub type EvictHook = Rc<dyn Fn(usize)>;
+
 /// The memory of one runtime, counted against its limit.
 pub struct MemoryAccount {
     limit: usize,
@@ -43,7 +47,7 @@ pub struct MemoryAccount {
     /// Frees what the engine keeps only in case it is asked for later (a session's journal)
     /// when a block or a charge would not fit otherwise; given the bytes missing, it frees
     /// nothing unless it can free that much.
-    evict: RefCell<Option<Rc<dyn Fn(usize)>>>,
+    evict: RefCell<Option<EvictHook>>,
 }
 
 /// A refused charge or allocation.
@@ -138,7 +142,7 @@ impl MemoryAccount {
 
     /// Sets the hook that frees what is kept only in case (see the field); the engine clears
     /// it before what it points into goes.
-    pub fn set_evict(&self, hook: Option<Rc<dyn Fn(usize)>>) {
+    pub fn set_evict(&self, hook: Option<EvictHook>) {
         *self.evict.borrow_mut() = hook;
     }
 
