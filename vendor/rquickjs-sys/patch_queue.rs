@@ -1,0 +1,140 @@
+// ses-executor: reads and applies the patch queue of ../quickjs-patches. One file, included
+// with `#[path]` by this crate's build.rs, by the loop inventory's test
+// (src/engine/tests/loop_inventory.rs) and by the queue's checker
+// (scripts/quickjs-patches-check), so that all three accept exactly the same patches.
+//
+// A patch is a header (prose, ignored by the build) and then one unified diff per file, with
+// paths relative to the QuickJS source folder, as `git diff` writes them there:
+//
+//     QuickJS patch NNNN: one line saying what it changes.
+//
+//     What: ...
+//     Why: ...
+//     Upstream: ...
+//     Tests: ...
+//
+//     --- a/quickjs.c
+//     +++ b/quickjs.c
+//     @@ -1,3 +1,4 @@ ...
+//
+// `scripts/quickjs-patches.mjs refresh` writes them so; anything else (another path
+// convention, `diff --git` or `index` lines, a missing field) is refused here, so that the
+// convention cannot drift.
+
+use std::path::{Path, PathBuf};
+
+/// The fields every header has, each at the start of a line, in this order.
+pub const HEADER_FIELDS: [&str; 4] = ["What:", "Why:", "Upstream:", "Tests:"];
+
+/// The `*.patch` files of `dir`, in the order the build applies them (by name).
+pub fn queue(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|error| format!("{}: {error}", dir.display()))?;
+    let mut patches: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "patch"))
+        .collect();
+    patches.sort();
+    Ok(patches)
+}
+
+/// A patch split into its header and its `(file name, unified diff)` parts; `name` is the
+/// patch's file name, for the messages.
+pub fn split<'a>(name: &str, text: &'a str) -> Result<(&'a str, Vec<(String, String)>), String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let first = lines
+        .iter()
+        .position(|line| line.starts_with("--- "))
+        .ok_or_else(|| format!("{name}: no `--- a/<file>` line"))?;
+    let header_len: usize = lines[..first].iter().map(|line| line.len()).sum();
+    let header = &text[..header_len];
+    check_header(name, header)?;
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut index = first;
+    while index < lines.len() {
+        let line = lines[index];
+        let next = lines.get(index + 1).copied().unwrap_or_default();
+        if line.starts_with("--- ") && next.starts_with("+++ ") {
+            let old = line[4..].trim_end_matches(['\n', '\r']);
+            let new = next[4..].trim_end_matches(['\n', '\r']);
+            let file = old.strip_prefix("a/").unwrap_or_default();
+            let plain = !file.is_empty() && !file.contains(['/', '\t', ' ', '\\']);
+            if !plain || new.strip_prefix("b/") != Some(file) {
+                return Err(format!(
+                    "{name}: `{}` / `{}`: file lines must be `--- a/<file>` and `+++ b/<file>`, \
+                     <file> a name in the QuickJS folder (write patches with \
+                     scripts/quickjs-patches.mjs refresh)",
+                    old, new
+                ));
+            }
+            if files.iter().any(|(seen, _)| seen == file) {
+                return Err(format!("{name}: {file} has two diffs"));
+            }
+            files.push((file.to_string(), format!("{line}{next}")));
+            index += 2;
+            continue;
+        }
+        let hunk_line = ["@@", " ", "+", "-", "\\", "\n"]
+            .iter()
+            .any(|prefix| line.starts_with(prefix));
+        if !hunk_line {
+            return Err(format!(
+                "{name}: `{}` is not part of a unified diff (write patches with \
+                 scripts/quickjs-patches.mjs refresh)",
+                line.trim_end()
+            ));
+        }
+        if let Some((_, diff)) = files.last_mut() {
+            diff.push_str(line);
+        }
+        index += 1;
+    }
+    Ok((header, files))
+}
+
+/// Refuses a header without its title line (`QuickJS patch NNNN: `, NNNN the number that starts
+/// the file name) or without one of [`HEADER_FIELDS`] in order.
+fn check_header(name: &str, header: &str) -> Result<(), String> {
+    let number = name.split('-').next().unwrap_or_default();
+    let title = format!("QuickJS patch {number}: ");
+    if !header.starts_with(&title) {
+        return Err(format!(
+            "{name}: the header's first line must start with `{title}`"
+        ));
+    }
+    let mut rest = header;
+    for field in HEADER_FIELDS {
+        let at = rest
+            .match_indices(field)
+            .find(|(at, _)| *at == 0 || rest.as_bytes()[at - 1] == b'\n')
+            .map(|(at, _)| at)
+            .ok_or_else(|| {
+                format!(
+                    "{name}: the header has no line starting with `{field}` (fields, in order: {})",
+                    HEADER_FIELDS.join(" ")
+                )
+            })?;
+        rest = &rest[at + field.len()..];
+    }
+    Ok(())
+}
+
+/// Applies one patch with diffy, as the build does: `read` gives a file's current text, and the
+/// result is every file the patch changes with its new text. An error names the patch and the
+/// file.
+pub fn apply(
+    name: &str,
+    text: &str,
+    mut read: impl FnMut(&str) -> Result<String, String>,
+) -> Result<Vec<(String, String)>, String> {
+    let (_, files) = split(name, text)?;
+    let mut patched = Vec::with_capacity(files.len());
+    for (file, diff) in files {
+        let original = read(&file).map_err(|error| format!("{name}: {file}: {error}"))?;
+        let parsed =
+            diffy::Patch::from_str(&diff).map_err(|error| format!("{name}: {file}: {error}"))?;
+        let text = diffy::apply(&original, &parsed)
+            .map_err(|error| format!("{name} does not apply to {file}: {error}"))?;
+        patched.push((file, text));
+    }
+    Ok(patched)
+}
