@@ -297,9 +297,9 @@ function replay(work, state) {
     const { commit, name } = rebase.todo[0]
     const diff = git(work, ['diff', '--full-index', '--no-color', '--no-renames', `${commit}^`, commit])
     let outcome
-    const asText = git(work, ['apply', '--index', '-v', '--whitespace=nowarn', '-'], { input: diff, allowFailure: true })
+    const asText = git(work, ['apply', '--index', '--whitespace=nowarn', '-'], { input: diff, allowFailure: true })
     if (asText.status === 0) {
-      outcome = /offset \d+ line/.test(asText.stderr) ? 'applied (moved)' : 'applied'
+      outcome = 'applied'
     } else {
       const merged = git(work, ['apply', '--index', '--3way', '--whitespace=nowarn', '-'], {
         input: diff,
@@ -335,11 +335,14 @@ function replay(work, state) {
   console.log(`\nThe queue is on ${rebase.source} (${minutes} min since \`rebase\` started);`)
   console.log('vendor/rquickjs-sys/quickjs now holds its files. Next: `check`, then')
   console.log('`cargo test --lib loop_inventory` (re-read the rows it names) and the full suite.')
-  const extra = fs
-    .readdirSync(rebase.source)
-    .filter((file) => /\.[ch]$/.test(file) && !vendoredFiles().includes(file))
-  if (extra.length > 0) {
-    console.log(`Not vendored (add to vendor/rquickjs-sys/build.rs if the new sources need them): ${extra.join(', ')}`)
+  // A header or source the new sources include that the build does not copy yet.
+  const vendored = vendoredFiles()
+  const included = new Set(
+    vendored.flatMap((file) => [...fs.readFileSync(path.join(PRISTINE, file), 'latin1').matchAll(/^#\s*include\s+"([^"]+)"/gm)].map((m) => m[1])),
+  )
+  const missing = [...included].filter((file) => !vendored.includes(file))
+  if (missing.length > 0) {
+    console.log(`Included by the new sources but not vendored (copy them, and list them in vendor/rquickjs-sys/build.rs): ${missing.join(', ')}`)
   }
 }
 
