@@ -174,6 +174,8 @@ function freshWork(work, { force, upto }) {
         'Run `refresh` first, or pass --force to throw it away.',
     )
   }
+  const foreign = fs.existsSync(work) && fs.readdirSync(work).length > 0 && !fs.existsSync(path.join(work, STATE))
+  if (foreign && !force) throw new QueueError(`${work} exists and is not a queue's scratch repository; pass --force to replace it`)
   fs.rmSync(work, { recursive: true, force: true })
   fs.mkdirSync(work, { recursive: true })
   git(work, ['init', '-q', '-b', 'queue'])

@@ -138,3 +138,61 @@ pub fn apply(
     }
     Ok(patched)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str =
+        "QuickJS patch 0100: a title.\n\nWhat: w.\nWhy: y.\nUpstream: u.\nTests: t.\n\n";
+    const HUNK: &str = "@@ -1,2 +1,2 @@\n a\n-b\n+c\n";
+
+    fn apply_to_ab(text: &str) -> Result<Vec<(String, String)>, String> {
+        apply("0100-x.patch", text, |_| Ok("a\nb\n".to_string()))
+    }
+
+    #[test]
+    fn a_patch_as_refresh_writes_it_applies() {
+        let text = format!("{HEADER}--- a/quickjs.c\n+++ b/quickjs.c\n{HUNK}");
+        let patched = apply_to_ab(&text).unwrap();
+        assert_eq!(patched, [("quickjs.c".to_string(), "a\nc\n".to_string())]);
+    }
+
+    #[test]
+    fn other_path_conventions_are_refused() {
+        for (old, new) in [
+            ("a/quickjs/quickjs.c", "b/quickjs/quickjs.c"),
+            ("quickjs/quickjs.c", "quickjs/quickjs.c"),
+            ("quickjs.c", "quickjs.c"),
+            ("a/quickjs.c\t2026-01-01", "b/quickjs.c"),
+            ("a/quickjs.c", "b/quickjs.h"),
+        ] {
+            let text = format!("{HEADER}--- {old}\n+++ {new}\n{HUNK}");
+            let error = apply_to_ab(&text).unwrap_err();
+            assert!(error.contains("--- a/<file>"), "{old} {new}: {error}");
+        }
+    }
+
+    #[test]
+    fn git_lines_between_the_diffs_are_refused() {
+        let text = format!("{HEADER}--- a/quickjs.c\n+++ b/quickjs.c\n{HUNK}diff --git a/x b/x\n");
+        let error = apply_to_ab(&text).unwrap_err();
+        assert!(error.contains("diff --git"), "{error}");
+    }
+
+    #[test]
+    fn a_header_without_its_title_or_a_field_is_refused() {
+        let diff = format!("--- a/quickjs.c\n+++ b/quickjs.c\n{HUNK}");
+        let untitled = HEADER.replace("QuickJS patch 0100", "ses-executor patch 0100");
+        assert!(apply_to_ab(&format!("{untitled}{diff}"))
+            .unwrap_err()
+            .contains("first line"));
+        for field in HEADER_FIELDS {
+            let header = HEADER.replace(field, "Note:");
+            let error = apply_to_ab(&format!("{header}{diff}")).unwrap_err();
+            assert!(error.contains(field), "{field}: {error}");
+        }
+        let swapped = HEADER.replace("What: w.\nWhy: y.", "Why: y.\nWhat: w.");
+        assert!(apply_to_ab(&format!("{swapped}{diff}")).is_err());
+    }
+}
