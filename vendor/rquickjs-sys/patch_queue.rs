@@ -37,9 +37,9 @@ pub fn queue(dir: &Path) -> Result<Vec<PathBuf>, String> {
     Ok(patches)
 }
 
-/// A patch split into its header and its `(file name, unified diff)` parts; `name` is the
+/// A patch's `(file name, unified diff)` parts, once its header is checked; `name` is the
 /// patch's file name, for the messages.
-pub fn split<'a>(name: &str, text: &'a str) -> Result<(&'a str, Vec<(String, String)>), String> {
+fn split(name: &str, text: &str) -> Result<Vec<(String, String)>, String> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let first = lines
         .iter()
@@ -88,7 +88,7 @@ pub fn split<'a>(name: &str, text: &'a str) -> Result<(&'a str, Vec<(String, Str
         }
         index += 1;
     }
-    Ok((header, files))
+    Ok(files)
 }
 
 /// Refuses a header without its title line (`QuickJS patch NNNN: `, NNNN the number that starts
@@ -126,7 +126,7 @@ pub fn apply(
     text: &str,
     mut read: impl FnMut(&str) -> Result<String, String>,
 ) -> Result<Vec<(String, String)>, String> {
-    let (_, files) = split(name, text)?;
+    let files = split(name, text)?;
     let mut patched = Vec::with_capacity(files.len());
     for (file, diff) in files {
         let original = read(&file).map_err(|error| format!("{name}: {file}: {error}"))?;
