@@ -57,13 +57,13 @@ function patchNames() {
 /**
  * A patch file as its header (the prose before the first file's diff, trailing blank lines
  * dropped) and its diffs per file. Reads the queue's format and, so that a patch written by
- * hand (`diff -u`, `git diff`, `git format-patch`) can enter the queue, the other usual ones:
+ * hand (`diff -u`, `git diff`) can enter the queue, the other usual ones:
  * the file is the last component of the `---` path; `diff --git` and `index` lines are dropped.
  */
-export function parsePatch(text) {
+function parsePatch(text) {
   const lines = text.split(/(?<=\n)/)
   const isFileStart = (i) => lines[i].startsWith('--- ') && lines[i + 1]?.startsWith('+++ ')
-  let first = lines.findIndex((_, i) => isFileStart(i))
+  const first = lines.findIndex((_, i) => isFileStart(i))
   if (first < 0) throw new QueueError('no `--- ` / `+++ ` file lines')
   // A git header (`diff --git`, `index`, mode lines) just before the first file is not prose.
   let headerEnd = first
@@ -85,14 +85,27 @@ export function parsePatch(text) {
 }
 
 /** A patch in the queue's format (what vendor/rquickjs-sys/patch_queue.rs accepts). */
-export function renderPatch({ header, files }) {
+function renderPatch({ header, files }) {
   const diffs = files.map(({ file, hunks }) => `--- a/${file}\n+++ b/${file}\n${hunks}`).join('')
   return `${header}\n\n${diffs}`
 }
 
 /** A commit's diff against its parent as `{ file, hunks }` per file, refusing what the build cannot apply. */
 function commitFiles(work, commit, name) {
-  const diff = git(work, ['diff', '--no-color', '--no-ext-diff', '--no-renames', '-U3', `${commit}^`, commit])
+  // Every option that a user's git configuration could change is given, so that the same
+  // commits give the same patch files on every machine.
+  const diff = git(work, [
+    'diff',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-renames',
+    '--diff-algorithm=myers',
+    '--src-prefix=a/',
+    '--dst-prefix=b/',
+    '-U3',
+    `${commit}^`,
+    commit,
+  ])
   const files = []
   for (const part of diff.split(/^diff --git /m).slice(1)) {
     const lines = part.split(/(?<=\n)/)
@@ -182,6 +195,7 @@ function freshWork(work, { force, upto }) {
   git(work, ['config', 'user.name', 'quickjs-patches'])
   git(work, ['config', 'user.email', 'quickjs-patches@localhost'])
   git(work, ['config', 'core.autocrlf', 'false'])
+  git(work, ['config', 'commit.gpgsign', 'false'])
   for (const file of fs.readdirSync(PRISTINE)) {
     fs.copyFileSync(path.join(PRISTINE, file), path.join(work, file))
   }
@@ -297,7 +311,7 @@ function replay(work, state) {
   const { rebase } = state
   while (rebase.todo.length > 0) {
     const { commit, name } = rebase.todo[0]
-    const diff = git(work, ['diff', '--full-index', '--no-color', '--no-renames', `${commit}^`, commit])
+    const diff = git(work, ['diff', '--full-index', '--no-color', '--no-ext-diff', '--no-renames', '--src-prefix=a/', '--dst-prefix=b/', `${commit}^`, commit])
     let outcome
     const asText = git(work, ['apply', '--index', '--whitespace=nowarn', '-'], { input: diff, allowFailure: true })
     if (asText.status === 0) {
