@@ -427,59 +427,28 @@ where
 /// compiles; the sources under `quickjs/` stay as published.
 const PATCH_DIR: &str = "../quickjs-patches";
 
+// ses-executor: the queue's format and applier, shared with the loop inventory's test and the
+// queue's checker (scripts/quickjs-patches-check).
+#[path = "patch_queue.rs"]
+mod patch_queue;
+
 /// Applies every `*.patch` of `dir` to the sources copied into `out_dir`. A patch that does not
-/// apply fails the build, naming the patch and the file.
+/// apply, or is not in the queue's format (patch_queue.rs), fails the build, naming the patch
+/// and the file.
 fn apply_patches(dir: &Path, out_dir: &Path) {
     println!("cargo:rerun-if-changed={}", dir.display());
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let mut patches: Vec<PathBuf> = entries
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "patch"))
-        .collect();
-    patches.sort();
+    println!("cargo:rerun-if-changed=patch_queue.rs");
+    let patches = patch_queue::queue(dir).unwrap_or_else(|error| panic!("{error}"));
     for patch in patches {
+        let name = patch.file_name().unwrap_or_default().to_string_lossy();
         let text = fs::read_to_string(&patch)
             .unwrap_or_else(|error| panic!("{}: {error}", patch.display()));
-        for (file, diff) in split_by_file(&text) {
-            let target = out_dir.join(&file);
-            let original = fs::read_to_string(&target)
-                .unwrap_or_else(|error| panic!("{}: {file}: {error}", patch.display()));
-            let parsed = diffy::Patch::from_str(&diff)
-                .unwrap_or_else(|error| panic!("{}: {file}: {error}", patch.display()));
-            let patched = diffy::apply(&original, &parsed).unwrap_or_else(|error| {
-                panic!("{} does not apply to {file}: {error}", patch.display())
-            });
-            fs::write(&target, patched).expect("Unable to write patched source");
+        let patched = patch_queue::apply(&name, &text, |file| {
+            fs::read_to_string(out_dir.join(file)).map_err(|error| error.to_string())
+        })
+        .unwrap_or_else(|error| panic!("{error}"));
+        for (file, text) in patched {
+            fs::write(out_dir.join(file), text).expect("Unable to write patched source");
         }
     }
-}
-
-/// Splits a multi-file unified diff (as `diff -u` or `git diff` writes it) into
-/// `(file name, diff)` pairs; the file name is that of the `---` (original) path, without its
-/// directories.
-fn split_by_file(text: &str) -> Vec<(String, String)> {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let mut files: Vec<(String, String)> = Vec::new();
-    let mut index = 0;
-    while index < lines.len() {
-        let starts_file = lines[index].starts_with("--- ")
-            && lines.get(index + 1).is_some_and(|next| next.starts_with("+++ "));
-        if starts_file {
-            // `--- quickjs/quickjs.c<TAB>timestamp` (diff -u) or `--- a/quickjs/quickjs.c` (git).
-            let path = lines[index][4..].split('\t').next().unwrap_or_default().trim_end();
-            let name = path.rsplit('/').next().unwrap_or(path).to_string();
-            files.push((name, String::new()));
-        }
-        // `diff --git` and `index` lines between files are git's, not the diff's.
-        let part_of_diff = ["--- ", "+++ ", "@@", " ", "+", "-", "\\", "\n"]
-            .iter()
-            .any(|prefix| lines[index].starts_with(prefix));
-        if let (true, Some((_, diff))) = (part_of_diff, files.last_mut()) {
-            diff.push_str(lines[index]);
-        }
-        index += 1;
-    }
-    files
 }

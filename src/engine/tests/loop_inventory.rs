@@ -49,6 +49,10 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The queue's format and applier, as vendor/rquickjs-sys/build.rs uses them.
+#[path = "../../../vendor/rquickjs-sys/patch_queue.rs"]
+mod patch_queue;
+
 /// The sources as the build compiles them: vendor/rquickjs-sys/quickjs with every patch of
 /// vendor/quickjs-patches applied in name order (what vendor/rquickjs-sys/build.rs does).
 fn patched_sources() -> BTreeMap<String, String> {
@@ -62,49 +66,20 @@ fn patched_sources() -> BTreeMap<String, String> {
             Some((name, text))
         })
         .collect();
-    let mut patches: Vec<PathBuf> = fs::read_dir(root().join("vendor/quickjs-patches"))
-        .expect("vendor/quickjs-patches")
-        .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "patch"))
-        .collect();
-    patches.sort();
+    let patches = patch_queue::queue(&root().join("vendor/quickjs-patches")).unwrap();
     for patch in patches {
+        let name = patch.file_name().unwrap().to_string_lossy();
         let text = fs::read_to_string(&patch).unwrap();
-        for (file, diff) in split_by_file(&text) {
-            let parsed = diffy::Patch::from_str(&diff)
-                .unwrap_or_else(|error| panic!("{}: {error}", patch.display()));
-            let original = &sources[&file];
-            let patched = diffy::apply(original, &parsed)
-                .unwrap_or_else(|error| panic!("{}: {file}: {error}", patch.display()));
-            sources.insert(file, patched);
-        }
+        let patched = patch_queue::apply(&name, &text, |file| {
+            sources
+                .get(file)
+                .cloned()
+                .ok_or_else(|| "no such file in vendor/rquickjs-sys/quickjs".to_string())
+        })
+        .unwrap_or_else(|error| panic!("{error}"));
+        sources.extend(patched);
     }
     sources
-}
-
-/// A multi-file diff as `(file name, diff)` pairs (vendor/rquickjs-sys/build.rs reads them the
-/// same way).
-fn split_by_file(text: &str) -> Vec<(String, String)> {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let mut files: Vec<(String, String)> = Vec::new();
-    for (index, line) in lines.iter().enumerate() {
-        let starts_file = line.starts_with("--- ")
-            && lines
-                .get(index + 1)
-                .is_some_and(|next| next.starts_with("+++ "));
-        if starts_file {
-            let path = line[4..].split('\t').next().unwrap_or_default().trim_end();
-            let name = path.rsplit('/').next().unwrap_or(path).to_string();
-            files.push((name, String::new()));
-        }
-        let part_of_diff = ["--- ", "+++ ", "@@", " ", "+", "-", "\\", "\n"]
-            .iter()
-            .any(|prefix| line.starts_with(prefix));
-        if let (true, Some((_, diff))) = (part_of_diff, files.last_mut()) {
-            diff.push_str(line);
-        }
-    }
-    files
 }
 
 /// `source` with comments, string and character literals blanked (their line breaks kept), so
