@@ -798,3 +798,67 @@ fn a_journal_that_would_not_fit_is_not_kept_and_the_run_goes_on() {
     let report = run_on(&engine, "1", &options);
     assert!(report.stats.peak_heap_bytes < 7 << 20);
 }
+
+/// A run that pauses records its call as its last event; a call whose arguments would not fit
+/// beside the journal must not drop the journal the resume replays (the state before the run
+/// would be lost, and the resumed run would answer from another state).
+#[test]
+fn a_pause_whose_call_would_not_fit_beside_the_journal_resumes_with_the_whole_session() {
+    let options = Options {
+        memory_limit_bytes: 8 << 20,
+        ..Options::default()
+    };
+    let calls = Arc::new(AtomicU64::new(0));
+    let engine = engine_with(pausing(&calls), &options);
+    output(run_on(
+        &engine,
+        "function keep() {} globalThis.before = 41",
+        &options,
+    ));
+    let report = run_on(
+        &engine,
+        "const big = 'y'.repeat(6 << 20); const answer = approve(big); before + answer",
+        &options,
+    );
+    let paused = report.paused.expect("the run paused");
+    let resumed = resume_from(*paused, &options, pausing(&calls), Ok(Value::Number(1.0)));
+    assert_eq!(output(resumed), Value::Number(42.0));
+}
+
+/// A restore under a smaller `memoryLimitBytes` than the session was made with: the journal
+/// it rebuilds gives way to what the replayed runs need, as the original's would have, rather
+/// than failing a replayed run that fits without it.
+#[test]
+fn a_replay_under_a_smaller_limit_drops_the_rebuilt_journal_before_failing_a_run() {
+    let roomy = Options {
+        memory_limit_bytes: 64 << 20,
+        ..Options::default()
+    };
+    let host =
+        || FakeHost::default().with("page", sync(|_| Ok(Value::String("x".repeat(1 << 20)))));
+    let original = engine_with(host(), &roomy);
+    output(run_on(&original, "function keep() {}", &roomy));
+    for _ in 0..4 {
+        output(run_on(&original, "page().length", &roomy));
+    }
+    output(run_on(
+        &original,
+        "globalThis.size = 'y'.repeat(5 << 20).length",
+        &roomy,
+    ));
+    let bytes = snapshot(&original);
+    let tight = Options {
+        memory_limit_bytes: 8 << 20,
+        ..Options::default()
+    };
+    let (restored, how) = restore(bytes, &tight, host()).expect("the restore succeeds");
+    assert!(matches!(how, Restored::Ready));
+    assert_eq!(
+        output(run_on(&restored, "size", &tight)),
+        Value::Number(f64::from(5 << 20))
+    );
+    assert!(matches!(
+        restored.snapshot(None).blocking_recv().unwrap(),
+        Err(EngineError::NotDurable(why)) if why.contains("dropped to make room")
+    ));
+}
