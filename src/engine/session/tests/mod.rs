@@ -862,3 +862,32 @@ fn a_replay_under_a_smaller_limit_drops_the_rebuilt_journal_before_failing_a_run
         Err(EngineError::NotDurable(why)) if why.contains("dropped to make room")
     ));
 }
+
+/// Canvas charges (pixels, image data, the PNG held for the answer) that need the journal's
+/// room take it, as QuickJS's blocks do: the run draws and answers with its image.
+#[test]
+fn canvases_image_data_and_pngs_take_the_journals_room_and_the_run_draws() {
+    let (engine, options) = holding_answers(4);
+    let options = Options {
+        max_operations: 1 << 20,
+        ..options
+    };
+    // About 2 MiB of noise (it does not compress) three times over: the canvas, its image
+    // data and its PNG fit in 8 MiB only without the 4 MiB journal.
+    let report = run_on(
+        &engine,
+        "const g = getCanvas(700, 700).getContext('2d');
+         const data = g.createImageData(700, 700), words = new Uint32Array(data.data.buffer);
+         let x = 1; for (let i = 0; i < words.length; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; words[i] = x | 0xff000000 }
+         g.putImageData(data, 0, 0);
+         g.getImageData(0, 0, 700, 700).data.length",
+        &options,
+    );
+    assert_eq!(report.images.len(), 1, "{:?}", report.result);
+    assert!(report.images[0].data.len() > 1 << 20);
+    assert_eq!(output(report), Value::Number(1_960_000.0));
+    assert!(matches!(
+        engine.snapshot(None).blocking_recv().unwrap(),
+        Err(EngineError::NotDurable(why)) if why.contains("dropped to make room")
+    ));
+}
