@@ -43,8 +43,12 @@ pub struct MemoryAccount {
     /// Frees what the engine keeps only in case it is asked for later (a session's journal)
     /// when a block or a charge would not fit otherwise; given the bytes missing, it frees
     /// nothing unless it can free that much.
-    evict: RefCell<Option<Rc<dyn Fn(usize)>>>,
+    evict: RefCell<Option<EvictHook>>,
 }
+
+/// The hook that frees what is kept only in case, given the bytes missing (see
+/// [`MemoryAccount::set_evict`]).
+pub type EvictHook = Rc<dyn Fn(usize)>;
 
 /// A refused charge or allocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,7 +142,7 @@ impl MemoryAccount {
 
     /// Sets the hook that frees what is kept only in case (see the field); the engine clears
     /// it before what it points into goes.
-    pub fn set_evict(&self, hook: Option<Rc<dyn Fn(usize)>>) {
+    pub fn set_evict(&self, hook: Option<EvictHook>) {
         *self.evict.borrow_mut() = hook;
     }
 
@@ -376,7 +380,7 @@ mod tests {
         let account = MemoryAccount::new(1000);
         let kept = Rc::new(RefCell::new(Some(account.charge(500).unwrap())));
         let asked = Rc::new(RefCell::new(Vec::new()));
-        let hook: Rc<dyn Fn(usize)> = {
+        let hook: EvictHook = {
             let (kept, asked) = (Rc::clone(&kept), Rc::clone(&asked));
             Rc::new(move |missing| {
                 asked.borrow_mut().push(missing);

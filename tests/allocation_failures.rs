@@ -620,7 +620,7 @@ async fn json_stringify_frees_the_element_it_read_when_an_allocation_fails() {
         };
         let failed = attempt() != Ok(expected.clone());
         let before = live_blocks();
-        attempt();
+        let _ = attempt();
         assert_eq!(
             live_blocks(),
             before,
