@@ -302,24 +302,26 @@ impl Tape {
             return;
         }
         // Never a borrow that could fail: this runs inside QuickJS's allocator (the evict hook).
-        if let Ok(mut journal) = self.journal.try_borrow_mut() {
-            let tools = tools_of(&journal);
-            journal.steps = if tools.is_empty() {
-                Vec::new()
-            } else {
-                vec![Step::Tools(tools)]
-            };
+        // When one is taken nothing is freed, and the allocation is refused as without a hook.
+        let (Ok(mut journal), Ok(mut run)) =
+            (self.journal.try_borrow_mut(), self.run.try_borrow_mut())
+        else {
+            return;
+        };
+        let tools = tools_of(&journal);
+        journal.steps = if tools.is_empty() {
+            Vec::new()
+        } else {
+            vec![Step::Tools(tools)]
+        };
+        let replaying = self.replaying();
+        if let Some(run) = run
+            .as_mut()
+            .filter(|run| !replaying && !matches!(run.events.last(), Some(Event::Paused(_))))
+        {
+            run.events = Vec::new();
         }
-        if !self.replaying() {
-            if let Ok(mut run) = self.run.try_borrow_mut() {
-                if let Some(run) = run
-                    .as_mut()
-                    .filter(|run| !matches!(run.events.last(), Some(Event::Paused(_))))
-                {
-                    run.events = Vec::new();
-                }
-            }
-        }
+        drop((journal, run));
         self.held.set(0);
         self.resize_charge(0);
     }
