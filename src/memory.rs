@@ -380,7 +380,7 @@ mod tests {
         let account = MemoryAccount::new(1000);
         let kept = Rc::new(RefCell::new(Some(account.charge(500).unwrap())));
         let asked = Rc::new(RefCell::new(Vec::new()));
-        let hook: Rc<dyn Fn(usize)> = {
+        let hook: EvictHook = {
             let (kept, asked) = (Rc::clone(&kept), Rc::clone(&asked));
             Rc::new(move |missing| {
                 asked.borrow_mut().push(missing);

@@ -591,3 +591,43 @@ async fn a_built_in_whose_first_use_failed_is_made_by_the_next_use() {
         eprintln!("{first_use}: {count} allocations swept");
     }
 }
+
+#[tokio::test]
+async fn json_stringify_frees_the_element_it_read_when_an_allocation_fails() {
+    let _serial = SERIAL.lock().await;
+    // Strings made by the program that nothing else holds: a reference lost on a failure path
+    // keeps a block alive for good (vendor/quickjs-patches/0106).
+    let code = "JSON.stringify([0, 1, 2, 3].map((n) => 'item ' + n + '.'.repeat(40))).length + ''";
+    let runtime = rquickjs::Runtime::new().unwrap();
+    let context = lazy_context(&runtime);
+    let expected = eval_text(&context, code).expect("a run without failures");
+    arm(0, false);
+    eval_text(&context, code).expect("a counted run");
+    let count = disarm();
+    let live_blocks = || {
+        runtime.run_gc();
+        runtime.memory_usage().malloc_count
+    };
+    let mut refused = 0;
+    for fail_at in 1..=count {
+        // Twice: the first attempt may make what a failure makes once (an error's shape); the
+        // second may add nothing.
+        let attempt = || {
+            arm(fail_at, false);
+            let answer = eval_text(&context, code);
+            disarm();
+            answer
+        };
+        let failed = attempt() != Ok(expected.clone());
+        let before = live_blocks();
+        let _ = attempt();
+        assert_eq!(
+            live_blocks(),
+            before,
+            "allocation {fail_at} of {count} refused: blocks outlived the attempt"
+        );
+        refused += usize::from(failed);
+    }
+    assert!(refused > 0, "no refused allocation failed the code");
+    assert_eq!(eval_text(&context, code).as_ref(), Ok(&expected));
+}

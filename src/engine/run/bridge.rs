@@ -508,6 +508,9 @@ impl Bridge {
             line: None,
             reason: pause.reason,
         };
+        // From here the journal is what the resume replays: nothing the run's unwinding
+        // allocates may drop it.
+        state.tape.pausing();
         *state.paused.borrow_mut() = Some((paused, site));
         state.stop_with(Stop::Paused);
     }

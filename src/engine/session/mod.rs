@@ -115,6 +115,9 @@ pub(in crate::engine) struct Tape {
     charge: RefCell<Option<Charge>>,
     /// Why the session can no longer be snapshotted.
     broken: RefCell<Option<String>>,
+    /// Set once the run in progress is to pause: its journal is what `resume()` replays, so
+    /// nothing is dropped from it any more (the runtime goes with the pause).
+    pausing: Cell<bool>,
     /// The calls the run has made so far (their numbers in [`Event::Settled`]).
     calls: Cell<u32>,
     /// The last value `performance.now()` gave, recorded or played back.
@@ -166,6 +169,7 @@ impl Tape {
             held: Cell::new(0),
             charge: RefCell::new(None),
             broken: RefCell::new(None),
+            pausing: Cell::new(false),
             calls: Cell::new(0),
             performance_last: Cell::new(0.0),
             performance_offset: Cell::new(Some(0.0)),
@@ -263,9 +267,12 @@ impl Tape {
         }
     }
 
-    /// The account's evict hook: drops the journal when that frees the `missing` bytes.
+    /// The account's evict hook: drops the journal when that frees the `missing` bytes. While
+    /// a run is replayed that is the journal being rebuilt (the run's record is counted when
+    /// the run ends), so a restore under a smaller `memoryLimitBytes` than the session was made
+    /// with fails no replayed run for it.
     pub(in crate::engine) fn give_way_for(&self, missing: usize) {
-        if self.held.get() >= missing {
+        if !self.pausing.get() && self.held.get() >= missing {
             self.give_way();
         }
     }
@@ -287,27 +294,32 @@ impl Tape {
     }
 
     /// Marks the session as one a replay cannot repeat exactly (until a checkpoint holds its
-    /// state), for `why`, and frees what the journal holds: nothing reads it again before a
-    /// checkpoint replaces it. The tools sent are kept (a checkpoint names them).
-    ///
-    /// Called from inside QuickJS's allocator too (the evict hook): it takes only borrows it can
-    /// have at once (none is held while QuickJS runs), and frees nothing while a run is replayed
-    /// (which reads its record).
+    /// state), for `why`, and releases the journal. Called from inside QuickJS's allocator too
+    /// (the evict hook), so it takes no borrow that could fail.
     fn unrepeatable(&self, why: &str) {
-        let Ok(mut broken) = self.broken.try_borrow_mut() else {
-            return;
-        };
-        if broken.is_none() {
-            *broken = Some(why.to_owned());
-        }
-        if self.replaying() {
+        if let Ok(mut broken) = self.broken.try_borrow_mut() {
+            if broken.is_none() {
+                *broken = Some(why.to_owned());
+            }
+        } else {
             return;
         }
-        let (Ok(mut journal), Ok(mut run), Ok(mut charge)) = (
-            self.journal.try_borrow_mut(),
-            self.run.try_borrow_mut(),
-            self.charge.try_borrow_mut(),
-        ) else {
+        self.release();
+    }
+
+    /// Frees what the journal holds once the session can no longer be snapshotted: nothing reads
+    /// it again before a checkpoint replaces it. The tools sent are kept (a checkpoint names
+    /// them). A run's own record is kept while it is replayed (the replay reads it) or held
+    /// paused (its resume replays it); nothing is dropped once the run is to pause.
+    fn release(&self) {
+        if self.pausing.get() {
+            return;
+        }
+        // Never a borrow that could fail: this runs inside QuickJS's allocator (the evict hook).
+        // When one is taken nothing is freed, and the allocation is refused as without a hook.
+        let (Ok(mut journal), Ok(mut run)) =
+            (self.journal.try_borrow_mut(), self.run.try_borrow_mut())
+        else {
             return;
         };
         let tools = tools_of(&journal);
@@ -316,13 +328,22 @@ impl Tape {
         } else {
             vec![Step::Tools(tools)]
         };
-        if let Some(run) = run.as_mut() {
+        let replaying = self.replaying();
+        if let Some(run) = run
+            .as_mut()
+            .filter(|run| !replaying && !matches!(run.events.last(), Some(Event::Paused(_))))
+        {
             run.events = Vec::new();
         }
-        if let Some(charge) = charge.as_mut() {
-            let _ = charge.resize(0);
-        }
+        drop((journal, run));
         self.held.set(0);
+        self.resize_charge(0);
+    }
+
+    /// The run in progress is to pause (a tool asked it to): what the journal holds is what
+    /// `resume()` will replay, so it no longer gives way or is released.
+    pub(in crate::engine) fn pausing(&self) {
+        self.pausing.set(true);
     }
 
     /// Adds a step (tools or variables sent).
@@ -387,6 +408,7 @@ impl Tape {
         });
         self.cursor.set(None);
         self.calls.set(0);
+        self.pausing.set(false);
     }
 
     /// A recorded run starts again: its events are played back, and the paused call (if the
@@ -562,10 +584,11 @@ impl Tape {
         }
     }
 
-    /// The run paused at a call because a tool asked it to: recorded as its last event (past
-    /// the budget too: a paused run's record must say where it paused).
+    /// The run paused at a call because a tool asked it to: recorded as its last event. Not
+    /// charged (a charge that did not fit would drop the journal `resume()` replays): the
+    /// runtime goes with the pause, and the journal leaves with it (see
+    /// [`Tape::take_journal`]); a restore counts the run when it ends.
     pub(in crate::engine) fn paused(&self, paused: PausedCall) {
-        self.charge(weight(&paused.reason) + paused.args.iter().map(weight).sum::<usize>());
         if let Some(run) = self.run.borrow_mut().as_mut() {
             run.events.push(Event::Paused(Box::new(paused)));
         }
@@ -719,6 +742,26 @@ impl Tape {
     }
 }
 
+/// The tools a journal's session has, with the inputs last sent for each, in the order they
+/// came.
+fn tools_of(journal: &Journal) -> Vec<crate::tools::ToolSpec> {
+    let mut tools: Vec<crate::tools::ToolSpec> = match &journal.origin {
+        Origin::Checkpoint(image) => image.tools.clone(),
+        Origin::Fresh { .. } => Vec::new(),
+    };
+    for step in &journal.steps {
+        if let Step::Tools(sent) = step {
+            for tool in sent {
+                match tools.iter_mut().find(|known| known.name == tool.name) {
+                    Some(known) => known.inputs.clone_from(&tool.inputs),
+                    None => tools.push(tool.clone()),
+                }
+            }
+        }
+    }
+    tools
+}
+
 fn outcome(outcome: crate::session::Outcome) -> &'static str {
     match outcome {
         crate::session::Outcome::Completed => "with an output",
@@ -738,25 +781,6 @@ fn shown(event: Option<&Event>) -> &'static str {
         Some(Event::Timer(_)) => "a timer",
         Some(Event::Paused(..)) => "the pause",
     }
-}
-
-/// The tools a journal's session has, with the inputs last sent for each, in the order they came.
-fn tools_of(journal: &Journal) -> Vec<crate::tools::ToolSpec> {
-    let mut tools: Vec<crate::tools::ToolSpec> = match &journal.origin {
-        Origin::Checkpoint(image) => image.tools.clone(),
-        Origin::Fresh { .. } => Vec::new(),
-    };
-    for step in &journal.steps {
-        if let Step::Tools(sent) = step {
-            for tool in sent {
-                match tools.iter_mut().find(|known| known.name == tool.name) {
-                    Some(known) => known.inputs.clone_from(&tool.inputs),
-                    None => tools.push(tool.clone()),
-                }
-            }
-        }
-    }
-    tools
 }
 
 /// What a recorded event costs in the journal's budget, as [`Tape::record`] charged it.

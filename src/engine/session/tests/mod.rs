@@ -798,3 +798,96 @@ fn a_journal_that_would_not_fit_is_not_kept_and_the_run_goes_on() {
     let report = run_on(&engine, "1", &options);
     assert!(report.stats.peak_heap_bytes < 7 << 20);
 }
+
+/// A run that pauses records its call as its last event; a call whose arguments would not fit
+/// beside the journal must not drop the journal the resume replays (the state before the run
+/// would be lost, and the resumed run would answer from another state).
+#[test]
+fn a_pause_whose_call_would_not_fit_beside_the_journal_resumes_with_the_whole_session() {
+    let options = Options {
+        memory_limit_bytes: 8 << 20,
+        ..Options::default()
+    };
+    let calls = Arc::new(AtomicU64::new(0));
+    let engine = engine_with(pausing(&calls), &options);
+    output(run_on(
+        &engine,
+        "function keep() {} globalThis.before = 41",
+        &options,
+    ));
+    let report = run_on(
+        &engine,
+        "const big = 'y'.repeat(6 << 20); const answer = approve(big); before + answer",
+        &options,
+    );
+    let paused = report.paused.expect("the run paused");
+    let resumed = resume_from(*paused, &options, pausing(&calls), Ok(Value::Number(1.0)));
+    assert_eq!(output(resumed), Value::Number(42.0));
+}
+
+/// A restore under a smaller `memoryLimitBytes` than the session was made with: the journal
+/// it rebuilds gives way to what the replayed runs need, as the original's would have, rather
+/// than failing a replayed run that fits without it.
+#[test]
+fn a_replay_under_a_smaller_limit_drops_the_rebuilt_journal_before_failing_a_run() {
+    let roomy = Options {
+        memory_limit_bytes: 64 << 20,
+        ..Options::default()
+    };
+    let host =
+        || FakeHost::default().with("page", sync(|_| Ok(Value::String("x".repeat(1 << 20)))));
+    let original = engine_with(host(), &roomy);
+    output(run_on(&original, "function keep() {}", &roomy));
+    for _ in 0..4 {
+        output(run_on(&original, "page().length", &roomy));
+    }
+    output(run_on(
+        &original,
+        "globalThis.size = 'y'.repeat(5 << 20).length",
+        &roomy,
+    ));
+    let bytes = snapshot(&original);
+    let tight = Options {
+        memory_limit_bytes: 8 << 20,
+        ..Options::default()
+    };
+    let (restored, how) = restore(bytes, &tight, host()).expect("the restore succeeds");
+    assert!(matches!(how, Restored::Ready));
+    assert_eq!(
+        output(run_on(&restored, "size", &tight)),
+        Value::Number(f64::from(5 << 20))
+    );
+    assert!(matches!(
+        restored.snapshot(None).blocking_recv().unwrap(),
+        Err(EngineError::NotDurable(why)) if why.contains("dropped to make room")
+    ));
+}
+
+/// Canvas charges (pixels, image data, the PNG held for the answer) that need the journal's
+/// room take it, as QuickJS's blocks do: the run draws and answers with its image.
+#[test]
+fn canvases_image_data_and_pngs_take_the_journals_room_and_the_run_draws() {
+    let (engine, options) = holding_answers(4);
+    let options = Options {
+        max_operations: 1 << 20,
+        ..options
+    };
+    // About 2 MiB of noise (it does not compress) three times over: the canvas, its image
+    // data and its PNG fit in 8 MiB only without the 4 MiB journal.
+    let report = run_on(
+        &engine,
+        "const g = getCanvas(700, 700).getContext('2d');
+         const data = g.createImageData(700, 700), words = new Uint32Array(data.data.buffer);
+         let x = 1; for (let i = 0; i < words.length; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; words[i] = x | 0xff000000 }
+         g.putImageData(data, 0, 0);
+         g.getImageData(0, 0, 700, 700).data.length",
+        &options,
+    );
+    assert_eq!(report.images.len(), 1, "{:?}", report.result);
+    assert!(report.images[0].data.len() > 1 << 20);
+    assert_eq!(output(report), Value::Number(1_960_000.0));
+    assert!(matches!(
+        engine.snapshot(None).blocking_recv().unwrap(),
+        Err(EngineError::NotDurable(why)) if why.contains("dropped to make room")
+    ));
+}
