@@ -183,7 +183,8 @@ impl MemoryAccount {
             .saturating_sub(HEADROOM.min(self.limit / 8))
     }
 
-    /// Counts `bytes` more as charged if they fit, after reclaiming once if they do not.
+    /// Counts `bytes` more as charged if they fit, after reclaiming once if they do not, then
+    /// evicting what is kept only in case.
     fn take(&self, bytes: usize) -> Result<(), OverLimit> {
         if bytes > self.chargeable() {
             self.reclaim();
@@ -191,21 +192,28 @@ impl MemoryAccount {
         if bytes > self.chargeable() {
             self.evict(bytes - self.chargeable());
         }
-        let available = self.chargeable();
-        if bytes > available {
-            // Cloned out, so that the hook may clear or replace itself.
-            let hook = self.on_refused.borrow().clone();
-            if let Some(hook) = hook {
-                hook();
-            }
-            return Err(OverLimit {
-                requested: bytes,
-                available,
-            });
+        if self.take_if_free(bytes) {
+            return Ok(());
+        }
+        // Cloned out, so that the hook may clear or replace itself.
+        let hook = self.on_refused.borrow().clone();
+        if let Some(hook) = hook {
+            hook();
+        }
+        Err(OverLimit {
+            requested: bytes,
+            available: self.chargeable(),
+        })
+    }
+
+    /// Counts `bytes` more as charged if they fit as things are; no hook runs.
+    fn take_if_free(&self, bytes: usize) -> bool {
+        if bytes > self.chargeable() {
+            return false;
         }
         self.charged.set(self.charged.get() + bytes);
         self.raise_peak();
-        Ok(())
+        true
     }
 
     fn give_back(&self, bytes: usize) {
@@ -294,6 +302,17 @@ impl Charge {
     /// Holds `more` bytes besides what it holds.
     pub fn grow(&mut self, more: usize) -> Result<(), OverLimit> {
         self.resize(self.bytes.saturating_add(more))
+    }
+
+    /// Holds `more` bytes besides what it holds if they fit as things are: no hook runs (nothing
+    /// is reclaimed or evicted for them, and a refusal is no refused charge). For what the engine
+    /// keeps only in case, which never takes the sandbox's room.
+    pub fn grow_if_free(&mut self, more: usize) -> bool {
+        let taken = self.account.take_if_free(more);
+        if taken {
+            self.bytes += more;
+        }
+        taken
     }
 }
 
@@ -406,6 +425,27 @@ mod tests {
         account.set_evict(None);
         account.freed_block(400);
         assert_eq!(account.held(), 0);
+    }
+
+    #[test]
+    fn a_charge_grown_only_if_free_runs_no_hook_and_takes_no_room() {
+        let account = MemoryAccount::new(1000);
+        let ran = Rc::new(Cell::new(0));
+        let counting = |ran: &Rc<Cell<u32>>| {
+            let ran = Rc::clone(ran);
+            Rc::new(move || ran.set(ran.get() + 1))
+        };
+        account.set_reclaim(Some(counting(&ran)));
+        account.set_on_refused(Some(counting(&ran)));
+        let evicting = Rc::clone(&ran);
+        account.set_evict(Some(Rc::new(move |_| evicting.set(evicting.get() + 1))));
+        let mut kept = account.empty_charge();
+        assert!(kept.grow_if_free(500));
+        assert!(!kept.grow_if_free(500), "past what the headroom leaves");
+        assert_eq!((kept.bytes(), account.held(), ran.get()), (500, 500, 0));
+        account.set_reclaim(None);
+        account.set_on_refused(None);
+        account.set_evict(None);
     }
 
     #[test]

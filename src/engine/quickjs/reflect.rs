@@ -1150,6 +1150,18 @@ impl Chars<'_> {
         }
     }
 
+    /// The text as UTF-8, exactly: `None` for a lone surrogate, which has no UTF-8 form.
+    pub(crate) fn to_string_exact(&self) -> Option<String> {
+        match self {
+            // ASCII is its own UTF-8: copied as it is.
+            Chars::Latin1(bytes) if bytes.is_ascii() => {
+                std::str::from_utf8(bytes).ok().map(Into::into)
+            }
+            Chars::Latin1(_) => Some(self.to_string_lossy()),
+            Chars::Utf16(units) => String::from_utf16(units).ok(),
+        }
+    }
+
     /// The text as UTF-8; lone surrogates, which have no UTF-8 form, become U+FFFD.
     pub(crate) fn to_string_lossy(&self) -> String {
         match self {

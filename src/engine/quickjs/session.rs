@@ -137,14 +137,7 @@ impl<'js> Atom<'js> {
     pub(in crate::engine) fn of(ctx: &Ctx<'js>, key: &Value<'js>) -> Option<Self> {
         // SAFETY: a live value; the result is a new atom reference (or JS_ATOM_NULL).
         let raw = unsafe { qjs::JS_ValueToAtom(ctx.as_raw().as_ptr(), key.as_raw()) };
-        if raw == 0 {
-            let _ = ctx.catch();
-            return None;
-        }
-        Some(Self {
-            ctx: ctx.clone(),
-            raw,
-        })
+        Self::made(ctx, raw)
     }
 
     /// The atom of array index `index` (a number QuickJS tags in the atom itself up to
@@ -152,6 +145,11 @@ impl<'js> Atom<'js> {
     pub(in crate::engine) fn of_index(ctx: &Ctx<'js>, index: u32) -> Option<Self> {
         // SAFETY: a live context; the result is a new atom reference (or JS_ATOM_NULL).
         let raw = unsafe { qjs::JS_NewAtomUInt32(ctx.as_raw().as_ptr(), index) };
+        Self::made(ctx, raw)
+    }
+
+    /// A new atom reference QuickJS made, or `None` for JS_ATOM_NULL (its exception taken).
+    fn made(ctx: &Ctx<'js>, raw: qjs::JSAtom) -> Option<Self> {
         if raw == 0 {
             let _ = ctx.catch();
             return None;

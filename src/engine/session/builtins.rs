@@ -136,13 +136,7 @@ fn name_is<'js>(ctx: &Ctx<'js>, atom: &Atom<'js>, name: &Name) -> bool {
 
 /// A string value exactly (`None` for a lone surrogate, which UTF-8 cannot hold).
 pub(in crate::engine) fn exact_string<'js>(ctx: &Ctx<'js>, value: &Value<'js>) -> Option<String> {
-    reflect::with_chars(ctx, value, |chars| match chars {
-        // ASCII is its own UTF-8: copied as it is, without a detour through UTF-16.
-        Chars::Latin1(bytes) if bytes.is_ascii() => std::str::from_utf8(bytes).ok().map(Into::into),
-        Chars::Latin1(bytes) => Some(bytes.iter().map(|&byte| char::from(byte)).collect()),
-        Chars::Utf16(units) => String::from_utf16(units).ok(),
-    })
-    .flatten()
+    reflect::with_chars(ctx, value, |chars| chars.to_string_exact()).flatten()
 }
 
 fn number_bits(number: f64) -> u64 {

@@ -249,8 +249,7 @@ impl Tape {
             origin,
             steps: Vec::new(),
         };
-        self.held.set(0);
-        self.resize_charge(0);
+        self.held_nothing();
         *self.broken.borrow_mut() = None;
     }
 
@@ -284,11 +283,13 @@ impl Tape {
         );
     }
 
-    fn resize_charge(&self, bytes: usize) {
+    /// The journal holds nothing past its origin any more: its budget and its charge are empty.
+    fn held_nothing(&self) {
+        self.held.set(0);
         // Never borrowed across a call that could come back here (the account's evict hook).
         if let Ok(mut charge) = self.charge.try_borrow_mut() {
             if let Some(charge) = charge.as_mut() {
-                let _ = charge.resize(bytes);
+                let _ = charge.resize(0);
             }
         }
     }
@@ -297,13 +298,11 @@ impl Tape {
     /// state), for `why`, and releases the journal. Called from inside QuickJS's allocator too
     /// (the evict hook), so it takes no borrow that could fail.
     fn unrepeatable(&self, why: &str) {
-        if let Ok(mut broken) = self.broken.try_borrow_mut() {
-            if broken.is_none() {
-                *broken = Some(why.to_owned());
-            }
-        } else {
+        let Ok(mut broken) = self.broken.try_borrow_mut() else {
             return;
-        }
+        };
+        broken.get_or_insert_with(|| why.to_owned());
+        drop(broken);
         self.release();
     }
 
@@ -336,8 +335,7 @@ impl Tape {
             run.events = Vec::new();
         }
         drop((journal, run));
-        self.held.set(0);
-        self.resize_charge(0);
+        self.held_nothing();
     }
 
     /// The run in progress is to pause (a tool asked it to): what the journal holds is what
@@ -377,9 +375,9 @@ impl Tape {
         }
         // What does not fit beside the sandbox's memory is not kept (nothing is evicted for it).
         let fits = match self.charge.try_borrow_mut() {
-            Ok(mut charge) => charge.as_mut().is_none_or(|charge| {
-                charge.account().chargeable() >= bytes && charge.grow(bytes).is_ok()
-            }),
+            Ok(mut charge) => charge
+                .as_mut()
+                .is_none_or(|charge| charge.grow_if_free(bytes)),
             Err(_) => true,
         };
         if !fits {
